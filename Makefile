@@ -1,0 +1,58 @@
+# The two commands of the README: `make run` and `make test`.
+# Everything else here is what those two need, plus `make bench` and `make fuzz`.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+DEMO    = .demo
+
+.PHONY: run test lint typecheck unit venv npm bench fuzz clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(VENV)/.installed $@
+
+venv: $(VENV)/.installed
+
+# The main job on the embedded default: the notes round trip, in a scratch folder.
+run: $(VENV)/.installed
+	mkdir -p $(DEMO)
+	cd $(DEMO) && ../$(BIN)/runtime capability execute ../examples/notes-roundtrip.md \
+		--input folder=notes --input "note=Hello from runtime"
+
+tests/npm/node_modules/.installed: tests/npm/package.json
+	npm install --prefix tests/npm --no-audit --no-fund --silent
+	touch $@
+
+npm: tests/npm/node_modules/.installed
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check runtime providers tests bench
+	$(BIN)/lint-imports
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-test npm
+	$(BIN)/pytest -q
+
+# Lint, type-check and the whole test suite.
+test: lint typecheck unit
+
+bench: $(VENV)/.installed-test npm
+	$(BIN)/python bench/run.py
+
+fuzz: $(VENV)/.installed-test
+	$(BIN)/pip install --quiet atheris
+	$(BIN)/python tests/fuzz/atheris_grammar.py
+
+clean:
+	rm -rf $(VENV) $(DEMO) dist build .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,87 @@
+"""The ``files`` provider: local file operations confined to policy roots.
+
+This module is only the declaration (operations as data). The implementation
+in :mod:`providers.files.ops` is imported when a step runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from runtime.provider import BoundCall, Operation, Positional
+
+if TYPE_CHECKING:
+    from runtime.execution import StepEnvironment, StepOutcome
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        words=("read",),
+        summary="Print a UTF-8 text file's content",
+        transport="local",
+        effect="read",
+        positionals=(Positional("PATH", help="file to read, under a read root"),),
+        example="runtime files read ./notes.txt",
+    ),
+    Operation(
+        words=("write",),
+        summary="Write CONTENT to PATH exactly (atomic replace; the parent folder must exist)",
+        transport="local",
+        effect="write",
+        positionals=(
+            Positional("PATH", help="file to write, under a write root"),
+            Positional("CONTENT", help="exact text to write; no newline is added"),
+        ),
+        example="runtime files write ./notes.txt hello",
+    ),
+    Operation(
+        words=("append",),
+        summary="Append CONTENT and a newline to PATH (created if missing)",
+        transport="local",
+        effect="write",
+        positionals=(
+            Positional("PATH", help="file to append to, under a write root"),
+            Positional("CONTENT", help="text to append; a newline follows it"),
+        ),
+        example="runtime files append ./log.txt 'deployed v1'",
+    ),
+    Operation(
+        words=("list",),
+        summary="List a folder's entries with type and size, sorted by name",
+        transport="local",
+        effect="read",
+        positionals=(Positional("DIR", help="folder to list, under a read root"),),
+        example="runtime files list .",
+    ),
+    Operation(
+        words=("mkdir",),
+        summary="Create one folder (its parent must exist)",
+        transport="local",
+        effect="write",
+        positionals=(Positional("DIR", help="folder to create, under a write root"),),
+        example="runtime files mkdir ./docs",
+    ),
+    Operation(
+        words=("delete",),
+        summary="Delete a file (denied by the default policy)",
+        transport="local",
+        effect="destroy",
+        positionals=(Positional("PATH", help="file to delete, under a write root"),),
+        example="runtime files delete ./old.txt",
+    ),
+)
+
+
+class FilesProvider:
+    name = "files"
+    summary = "Local files, confined to the policy's read and write roots"
+    operations = OPERATIONS
+
+    def execute(
+        self, operation: Operation, call: BoundCall, env: StepEnvironment
+    ) -> StepOutcome:
+        from providers.files.ops import execute
+
+        return execute(operation, call, env)
+
+
+PROVIDER = FilesProvider()

@@ -1,0 +1,290 @@
+"""Built-in commands: version, bootstrap, and the capability group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from runtime import __version__
+from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli.render import emit_json, out, problem_block, problem_line, table
+from runtime.exitcodes import ExitCode
+
+capability_app = typer.Typer(help="Validate, inspect, plan and execute capabilities.", no_args_is_help=True)
+app.add_typer(capability_app, name="capability")
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the version."""
+    if json_mode():
+        emit_json({"ok": True, "version": __version__})
+    else:
+        out(f"runtime {__version__}")
+
+
+@app.command("bootstrap")
+def bootstrap_cmd() -> None:
+    """Make Runtime Home match this version: copy specs, write the manifest, prune old files."""
+    from runtime.home import refresh
+
+    ws = workspace()
+    report = refresh(ws.home, verify=True)
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "home": str(report.home),
+                "version": report.version,
+                "previous_version": report.previous_version,
+                "written": report.written,
+                "pruned": report.pruned,
+                "unchanged": report.unchanged,
+            }
+        )
+        return
+    out(f"Runtime Home: {report.home}")
+    if report.previous_version != report.version:
+        out(f"version: {report.previous_version or '(none)'} -> {report.version}")
+    else:
+        out(f"version: {report.version}")
+    for rel in report.written:
+        out(f"  wrote  {rel}")
+    for rel in report.pruned:
+        out(f"  pruned {rel}")
+    out(f"{len(report.written)} written, {len(report.pruned)} pruned, {report.unchanged} unchanged")
+
+
+# -- capability validate ---------------------------------------------------------
+
+
+@capability_app.command("validate")
+def validate_cmd(
+    targets: list[str] = typer.Argument(..., help="Capability files, names or folders (recursively)."),
+    format: str = typer.Option(
+        "text", "--format", help="Text problem format: text (with source and hint), plain (FILE:LINE:COL only), github (workflow commands)."
+    ),
+) -> None:
+    """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
+    from runtime.catalog import resolve_many
+    from runtime.validate import validate_file
+
+    if format not in ("text", "plain", "github"):
+        from runtime.errors import UsageError
+
+        raise UsageError(f"--format must be text, plain or github, not '{format}'")
+    ws = workspace()
+    ensure_home(ws)
+    found = resolve_many(targets, ws.sources, ws.cwd)
+    results = []
+    skipped: list[str] = []
+    for target in found:
+        result = validate_file(target.path, target.display, ws.registry, ws.policy)
+        if not target.explicit and not result.has_runtime_block and not any(
+            p.is_error and p.code not in ("no-runtime-block",) for p in result.problems
+        ):
+            skipped.append(target.display)
+            continue
+        results.append(result)
+    valid = sum(1 for r in results if r.ok)
+    invalid = len(results) - valid
+    errors = sum(1 for r in results for p in r.problems if p.is_error)
+    warnings = sum(1 for r in results for p in r.problems if not p.is_error)
+    ok = invalid == 0
+    if json_mode():
+        emit_json(
+            {
+                "ok": ok,
+                "exit_code": 0 if ok else int(ExitCode.INVALID),
+                "capabilities": [
+                    {
+                        "path": r.path,
+                        "sha256": r.capability.sha256,
+                        "valid": r.ok,
+                        "problems": [p.to_json() for p in r.problems],
+                    }
+                    for r in results
+                ],
+                "skipped": skipped,
+                "summary": {
+                    "checked": len(results),
+                    "valid": valid,
+                    "invalid": invalid,
+                    "errors": errors,
+                    "warnings": warnings,
+                    "skipped": len(skipped),
+                },
+            }
+        )
+    else:
+        for r in results:
+            lines = r.capability.document.text.splitlines() if r.capability.document.text else None
+            for p in r.problems:
+                if format == "github":
+                    from runtime.cli.render import github_annotation
+
+                    out(github_annotation(p))
+                elif format == "plain":
+                    out(problem_line(p))
+                else:
+                    for line in problem_block(p, lines):
+                        out(line)
+        summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
+        if skipped:
+            summary += f"; {len(skipped)} Markdown file{'s' if len(skipped) != 1 else ''} without a runtime block skipped"
+        out(summary)
+    if not ok:
+        raise typer.Exit(int(ExitCode.INVALID))
+
+
+# -- capability list / show / dependents ------------------------------------------
+
+
+def _load_capability(path: Path, display: str) -> Any:
+    from runtime.document import load_document
+    from runtime.grammar import check_capability
+
+    cap, problems = check_capability(load_document(path, display))
+    return cap, problems
+
+
+@capability_app.command("list")
+def list_cmd() -> None:
+    """List capabilities found through the capability sources."""
+    from runtime.catalog import list_sources
+
+    ws = workspace()
+    ensure_home(ws)
+    listing = list_sources(ws.sources)
+    rows: list[dict[str, Any]] = []
+    for entry in listing.entries:
+        cap, _ = _load_capability(entry.path, str(entry.path))
+        if cap.document.runtime_block is None:
+            continue
+        rows.append(
+            {
+                "name": entry.name,
+                "title": cap.title,
+                "description": cap.description,
+                "path": str(entry.path),
+                "source": str(entry.source),
+                "shadowed_by": str(entry.shadowed_by) if entry.shadowed_by else None,
+            }
+        )
+    if json_mode():
+        emit_json({"ok": True, "sources": [str(s) for s in ws.sources], "capabilities": rows})
+        return
+    if not rows:
+        out("no capabilities found; searched: " + ", ".join(str(s) for s in ws.sources))
+        return
+    lines = table(
+        [
+            (
+                r["name"] + (" (shadowed)" if r["shadowed_by"] else ""),
+                (r["title"] or r["description"] or "")[:60],
+                r["source"],
+            )
+            for r in rows
+        ],
+        headers=("NAME", "TITLE", "SOURCE"),
+    )
+    for line in lines:
+        out(line)
+    for r in rows:
+        if r["shadowed_by"]:
+            out(f"note: {r['path']} is shadowed by {r['shadowed_by']}")
+
+
+@capability_app.command("show")
+def show_cmd(name: str = typer.Argument(..., help="Capability name or path.")) -> None:
+    """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
+    from runtime.catalog import resolve_one
+    from runtime.provider import match_operation
+
+    ws = workspace()
+    ensure_home(ws)
+    target = resolve_one(name, ws.sources, ws.cwd)
+    cap, problems = _load_capability(target.path, target.display)
+    steps = []
+    for step in cap.steps:
+        info: dict[str, Any] = {"index": step.index, "args": step.arg_texts, "line": step.line}
+        if step.provider is not None:
+            info["provider"] = step.provider
+            provider = ws.registry.get(step.provider)
+            op = match_operation(provider.operations, step.arg_texts) if provider else None
+            info["operation"] = op.name if op else None
+            info["transport"] = op.transport if op else None
+            info["effect"] = op.effect if op else None
+        else:
+            info["binary"] = step.binary
+        steps.append(info)
+    doc = {
+        "ok": True,
+        "path": target.display,
+        "sha256": cap.sha256,
+        "name": target.name or Path(target.display).stem,
+        "title": cap.title,
+        "description": cap.description,
+        "version": cap.version,
+        "inputs": [i.to_json() for i in cap.inputs.values()],
+        "steps": steps,
+        "lineage": [e.to_json() for e in cap.lineage],
+        "requires": cap.requires,
+        "problems": [p.to_json() for p in problems],
+    }
+    if json_mode():
+        emit_json(doc)
+        return
+    out(f"{doc['title'] or doc['name']}  ({target.display})")
+    out(f"sha256: {cap.sha256}")
+    if cap.description:
+        out(f"description: {cap.description}")
+    out("inputs:" if cap.inputs else "inputs: (none)")
+    for i in cap.inputs.values():
+        out(f"  {i.name}{' (required)' if i.required else ''}: {i.description or ''}")
+    out("steps:")
+    for s in steps:
+        if "provider" in s:
+            resolved = f"-> {s['provider']} {s['operation']} [{s['transport']}, {s['effect']}]" if s["operation"] else "-> (no such operation)"
+            out(f"  {s['index']}. {s['provider']} {' '.join(s['args'])}  {resolved}")
+        else:
+            out(f"  {s['index']}. binary {s['binary']} {' '.join(s['args'])}")
+    if cap.lineage:
+        out("lineage:")
+        for e in cap.lineage:
+            ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in e.steps)
+            out(f"  {e.name}" + (f" (steps {ranges})" if ranges else ""))
+    if cap.requires:
+        out("requires:")
+        for key, value in cap.requires.items():
+            out(f"  {key}: {value}")
+    for p in problems:
+        out(problem_line(p))
+
+
+@capability_app.command("dependents")
+def dependents_cmd(name: str = typer.Argument(..., help="Capability name.")) -> None:
+    """List capabilities whose Lineage section names NAME."""
+    from runtime.catalog import list_sources
+
+    ws = workspace()
+    ensure_home(ws)
+    hits = []
+    for entry in list_sources(ws.sources).entries:
+        if entry.shadowed_by:
+            continue
+        cap, _ = _load_capability(entry.path, str(entry.path))
+        for lin in cap.lineage:
+            if lin.name == name:
+                hits.append({"name": entry.name, "path": str(entry.path), "steps": [list(r) for r in lin.steps]})
+    if json_mode():
+        emit_json({"ok": True, "name": name, "dependents": hits})
+        return
+    if not hits:
+        out(f"no capability names '{name}' in its Lineage")
+        return
+    for h in hits:
+        ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in h["steps"])
+        out(f"{h['name']}  {h['path']}" + (f"  (steps {ranges})" if ranges else ""))

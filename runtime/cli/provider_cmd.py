@@ -1,0 +1,103 @@
+"""``runtime <provider> ...``: help from the provider's operation table, and direct calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from runtime.cli.render import emit_json, out, table
+
+
+def register_provider_commands(app: typer.Typer) -> None:
+    """One command per registered provider name; the provider itself loads only when called."""
+    from runtime.registry import provider_names
+
+    for name in provider_names():
+        _register(app, name)
+
+
+def _register(app: typer.Typer, name: str) -> None:
+    def command(ctx: typer.Context) -> Any:
+        return provider_command(name, list(ctx.args))
+
+    command.__doc__ = f"Run a {name} operation directly; `runtime {name} --help` lists them all."
+    app.command(
+        name,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+        add_help_option=False,
+    )(command)
+
+
+def operations_table(provider: Any) -> list[str]:
+    return table(
+        [(op.form(), op.transport, "/".join(op.possible_effects()), op.summary) for op in provider.operations],
+        headers=("OPERATION", "TRANSPORT", "EFFECT", "SUMMARY"),
+    )
+
+
+def print_provider_help(provider: Any) -> None:
+    from runtime.cli import json_mode
+
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "provider": provider.name,
+                "summary": provider.summary,
+                "operations": [
+                    {
+                        "words": list(op.words),
+                        "form": op.form(),
+                        "transport": op.transport,
+                        "effect": op.effect,
+                        "effects": list(op.possible_effects()),
+                        "credential": op.credential,
+                        "summary": op.summary,
+                        "example": op.example,
+                    }
+                    for op in provider.operations
+                ],
+            }
+        )
+        return
+    out(f"runtime {provider.name}: {provider.summary}")
+    out()
+    out(f"Usage: runtime {provider.name} OPERATION [ARGS...]")
+    out("       In a capability: provider: " + provider.name + ", args: [OPERATION words, ARGS...]")
+    out()
+    for line in operations_table(provider):
+        out("  " + line)
+    with_options = [op for op in provider.operations if op.options]
+    if with_options:
+        out()
+        out("Options (key=value, after the positional arguments):")
+        for op in with_options:
+            names = ", ".join(o.name + ("=... (required)" if o.required else "") for o in op.options)
+            out(f"  {op.name}: {names}")
+    if any(op.options is None for op in provider.operations):
+        out("  " + ", ".join(op.name for op in provider.operations if op.options is None) + ": any key=value")
+    out()
+    out("Examples:")
+    for op in provider.operations:
+        if op.example:
+            out(f"  {op.example}")
+    out()
+    out("The transport column is information: the provider chooses it, a capability never names it.")
+
+
+def provider_command(name: str, args: list[str]) -> Any:
+    from runtime.cli import workspace
+    from runtime.errors import UsageError
+
+    ws = workspace()
+    provider = ws.registry.get(name)
+    if provider is None:
+        why = ws.registry.broken.get(name, "not registered")
+        raise UsageError(f"provider '{name}' could not be loaded: {why}")
+    if not args or args[0] in ("--help", "-h", "help"):
+        print_provider_help(provider)
+        return 0
+    from runtime.cli.run_direct import run_direct
+
+    return run_direct(ws, provider, args)

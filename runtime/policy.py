@@ -1,0 +1,246 @@
+"""Policy: what may run, where files may be touched, and which rule decided.
+
+The shipped default (``policies/default.yaml``) is loaded first; a user
+policy is applied on top. Lists of allowed things and denied things are
+unioned, so a user policy can allow more binaries and deny more, but no
+denial of the default can be lifted. Scalars and roots are replaced.
+Both files are parsed by strictyaml under a closed schema.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import InvalidPolicy
+from runtime.problems import Problem
+
+NEVER_BINARIES = frozenset({"runtime"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    rule: str  # which rule decided, e.g. "allowed_binaries: git (default)"
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"allowed": self.allowed, "rule": self.rule, "reason": self.reason}
+
+
+@dataclass
+class Policy:
+    allowed_binaries: dict[str, str] = field(default_factory=dict)  # name -> source
+    denied_binaries: dict[str, str] = field(default_factory=dict)
+    denied_arguments: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
+    denied_operations: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+    read_roots: tuple[list[str], str] = (["."], "default")
+    write_roots: tuple[list[str], str] = (["."], "default")
+    timeout_seconds: tuple[float, str] = (300.0, "default")
+    binary_environment: dict[str, str] = field(default_factory=dict)
+    binary_credentials: dict[str, tuple[str, str]] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+
+    # -- binaries -------------------------------------------------------------
+    def binary_listed(self, name: str) -> bool:
+        return name in self.allowed_binaries and name not in NEVER_BINARIES
+
+    def decide_binary(self, name: str, args: Sequence[str]) -> Decision:
+        if name in NEVER_BINARIES:
+            return Decision(False, "built-in: runtime never runs itself", "no capability-to-capability calls")
+        if name in self.denied_binaries:
+            return Decision(False, f"denied_binaries: {name} ({self.denied_binaries[name]})")
+        if name not in self.allowed_binaries:
+            return Decision(False, "allowed_binaries", f"{name} is not in allowed_binaries")
+        for run, source in self.denied_arguments.get(name, []):
+            if run_matches(run, args):
+                return Decision(
+                    False,
+                    f"denied_arguments: {name} {' '.join(run)} ({source})",
+                    "the arguments contain a denied run",
+                )
+        return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
+
+    # -- operations -----------------------------------------------------------
+    def decide_operation(self, provider: str, args: Sequence[str]) -> Decision:
+        tokens = [provider.casefold(), *(a.casefold() for a in args)]
+        for words, source in self.denied_operations:
+            if len(words) <= len(tokens) and tuple(tokens[: len(words)]) == words:
+                return Decision(False, f"denied_operations: {' '.join(words)} ({source})")
+        return Decision(True, "no denied_operations entry matches")
+
+    # -- files ----------------------------------------------------------------
+    def roots(self, access: str, cwd: Path) -> list[Path]:
+        entries = self.read_roots[0] if access == "read" else self.write_roots[0]
+        out: list[Path] = []
+        for entry in entries:
+            p = Path(os.path.expanduser(entry))
+            if not p.is_absolute():
+                p = cwd / p
+            out.append(Path(os.path.realpath(p)))
+        return out
+
+    def timeout(self) -> float:
+        return self.timeout_seconds[0]
+
+    def credential_for_binary(self, name: str) -> str | None:
+        entry = self.binary_credentials.get(name)
+        return entry[0] if entry else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sources": self.sources,
+            "allowed_binaries": [{"name": n, "source": s} for n, s in sorted(self.allowed_binaries.items())],
+            "denied_binaries": [{"name": n, "source": s} for n, s in sorted(self.denied_binaries.items())],
+            "denied_arguments": [
+                {"binary": b, "run": list(run), "source": s}
+                for b, runs in sorted(self.denied_arguments.items())
+                for run, s in runs
+            ],
+            "denied_operations": [{"operation": " ".join(w), "source": s} for w, s in self.denied_operations],
+            "read_roots": {"value": self.read_roots[0], "source": self.read_roots[1]},
+            "write_roots": {"value": self.write_roots[0], "source": self.write_roots[1]},
+            "timeout_seconds": {"value": self.timeout_seconds[0], "source": self.timeout_seconds[1]},
+            "binary_environment": [{"name": n, "source": s} for n, s in sorted(self.binary_environment.items())],
+            "binary_credentials": [
+                {"binary": b, "credential": c, "source": s} for b, (c, s) in sorted(self.binary_credentials.items())
+            ],
+        }
+
+
+_SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")
+
+
+def _token_matches(rule: str, arg: str) -> bool:
+    if rule == arg:
+        return True
+    if rule.startswith("--") and arg.startswith(rule + "="):
+        return True
+    if _SHORT_CLUSTER.match(rule) and _SHORT_CLUSTER.match(arg):
+        return set(rule[1:]) <= set(arg[1:])
+    return False
+
+
+def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
+    """True when the tokens of ``run`` appear in ``args`` in order."""
+    i = 0
+    for arg in args:
+        if i < len(run) and _token_matches(run[i], arg):
+            i += 1
+    return i == len(run)
+
+
+def _schema() -> Any:
+    from strictyaml import Float, Map, MapPattern, Optional, Seq, Str
+
+    return Map(
+        {
+            Optional("version"): Str(),
+            Optional("allowed_binaries"): Seq(Str()),
+            Optional("denied_binaries"): Seq(Str()),
+            Optional("denied_arguments"): MapPattern(Str(), Seq(Seq(Str()))),
+            Optional("denied_operations"): Seq(Str()),
+            Optional("read_roots"): Seq(Str()),
+            Optional("write_roots"): Seq(Str()),
+            Optional("timeout_seconds"): Float(),
+            Optional("binary_environment"): Seq(Str()),
+            Optional("binary_credentials"): MapPattern(Str(), Str()),
+        }
+    )
+
+
+POLICY_KEYS = (
+    "version",
+    "allowed_binaries",
+    "denied_binaries",
+    "denied_arguments",
+    "denied_operations",
+    "read_roots",
+    "write_roots",
+    "timeout_seconds",
+    "binary_environment",
+    "binary_credentials",
+)
+
+
+def parse_policy_text(text: str, label: str) -> dict[str, Any]:
+    """Parse one policy file; raise :class:`InvalidPolicy` with a positioned problem."""
+    import strictyaml
+    from strictyaml.ruamel.error import MarkedYAMLError
+
+    try:
+        doc = strictyaml.dirty_load(text, _schema(), label=label, allow_flow_style=True)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = str(exc.problem or exc.context or "invalid policy").strip()
+        hint = None
+        found = re.search(r"unexpected key not in schema '([^']*)'", message)
+        if found:
+            message = f"unknown policy key '{found.group(1)}'"
+            hint = "known keys: " + ", ".join(POLICY_KEYS)
+        problem = Problem(label, line, col, "error", "invalid-policy", message, hint)
+        raise InvalidPolicy(
+            f"{label}:{line}:{col}: {message}", hint=hint, problems=[problem]
+        ) from None
+    data: dict[str, Any] = doc.data if doc is not None else {}
+    version = data.get("version", "v1")
+    if version != "v1":
+        problem = Problem(label, 1, 1, "error", "invalid-policy", f"unsupported policy version '{version}'", "use version: v1")
+        raise InvalidPolicy(problem.message, hint=problem.hint, problems=[problem])
+    timeout = data.get("timeout_seconds")
+    if timeout is not None and not (0 < float(timeout) <= 86400):
+        problem = Problem(label, 1, 1, "error", "invalid-policy", "timeout_seconds must be between 0 and 86400", None)
+        raise InvalidPolicy(problem.message, problems=[problem])
+    return data
+
+
+def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: bool) -> None:
+    for name in data.get("allowed_binaries", []):
+        policy.allowed_binaries.setdefault(name, source)
+    for name in data.get("denied_binaries", []):
+        policy.denied_binaries.setdefault(name, source)
+    for binary, runs in data.get("denied_arguments", {}).items():
+        bucket = policy.denied_arguments.setdefault(binary, [])
+        for run in runs:
+            if run and tuple(run) not in [r for r, _ in bucket]:
+                bucket.append((tuple(run), source))
+    for entry in data.get("denied_operations", []):
+        words = tuple(w.casefold() for w in entry.split())
+        if words and words not in [w for w, _ in policy.denied_operations]:
+            policy.denied_operations.append((words, source))
+    if "read_roots" in data:
+        policy.read_roots = (list(data["read_roots"]), source)
+    if "write_roots" in data:
+        policy.write_roots = (list(data["write_roots"]), source)
+    if "timeout_seconds" in data:
+        policy.timeout_seconds = (float(data["timeout_seconds"]), source)
+    for name in data.get("binary_environment", []):
+        policy.binary_environment.setdefault(name, source)
+    for binary, credential in data.get("binary_credentials", {}).items():
+        if is_default or binary not in policy.binary_credentials:
+            policy.binary_credentials[binary] = (credential, source)
+    policy.sources.append(source)
+
+
+def load_policy(user_file: Path | None) -> Policy:
+    """The effective policy: the shipped default, then the user's file if any."""
+    from runtime.resources import default_policy_file
+
+    policy = Policy()
+    default = default_policy_file()
+    _apply(policy, parse_policy_text(default.read_text(encoding="utf-8"), "default"), "default", is_default=True)
+    if user_file is not None and user_file.exists():
+        try:
+            text = user_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidPolicy(
+                f"cannot read policy file {user_file}: {exc}",
+                hint="fix the file or unset RUNTIME_POLICY_FILE",
+            ) from None
+        _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
+    return policy

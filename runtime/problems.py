@@ -1,0 +1,57 @@
+"""Problems: positioned findings that stations return instead of raising.
+
+A problem always names a file, a 1-based line and column of that file, a
+severity, a stable code, a message and, where one helps, a hint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    column: int
+    severity: Severity
+    code: str
+    message: str
+    hint: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.file, self.line, self.column, 0 if self.is_error else 1, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a node sits in the capability file (1-based)."""
+
+    line: int
+    column: int
+
+
+def sorted_problems(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=Problem.sort_key)
+
+
+def has_errors(problems: list[Problem]) -> bool:
+    return any(p.is_error for p in problems)

@@ -1,0 +1,51 @@
+"""Providers, found through the ``runtime.providers`` entry-point group.
+
+A third party adds a provider by publishing an entry point in that group
+whose object satisfies :class:`runtime.provider.Provider`. Loading a provider
+imports only its declarations; transports are imported when a step runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+from runtime.provider import Provider
+
+GROUP = "runtime.providers"
+
+
+@dataclass
+class Registry:
+    providers: dict[str, Provider] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)  # name -> why it failed to load
+
+    def get(self, name: str) -> Provider | None:
+        return self.providers.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self.providers)
+
+
+@cache
+def load_registry() -> Registry:
+    from importlib.metadata import entry_points
+
+    registry = Registry()
+    for ep in entry_points(group=GROUP):
+        if ep.name in registry.providers:
+            continue  # first registration wins; deterministic by metadata order
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a third-party provider must not take runtime down
+            registry.broken[ep.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        registry.providers[ep.name] = obj
+    return registry
+
+
+def provider_names() -> list[str]:
+    """Names of registered providers without importing them (for help output)."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group=GROUP)})

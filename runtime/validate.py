@@ -1,0 +1,131 @@
+"""Validation: the grammar plus the checks against registered providers and policy.
+
+Validation never authenticates, contacts a network or runs a step. It checks
+only what the grammar reference gives it: providers and their operations,
+argument forms, and that a binary is in ``allowed_binaries``. Every other
+policy rule is decided at plan time, after substitution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.document import load_document
+from runtime.grammar import check_capability, references
+from runtime.model import Capability, Step
+from runtime.policy import NEVER_BINARIES, Policy
+from runtime.problems import Problem, has_errors, sorted_problems
+from runtime.provider import bind, match_operation
+from runtime.registry import Registry
+
+
+@dataclass
+class Validation:
+    path: str
+    capability: Capability
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.problems)
+
+    @property
+    def has_runtime_block(self) -> bool:
+        return self.capability.document.runtime_block is not None or any(
+            p.code == "multiple-runtime-blocks" for p in self.problems
+        )
+
+
+def validate_file(path: Path, display: str, registry: Registry, policy: Policy) -> Validation:
+    doc = load_document(path, display)
+    cap, problems = check_capability(doc)
+    problems.extend(check_steps(cap, registry, policy))
+    return Validation(display, cap, sorted_problems(problems))
+
+
+def check_steps(cap: Capability, registry: Registry, policy: Policy) -> list[Problem]:
+    out: list[Problem] = []
+    for step in cap.steps:
+        out.extend(_check_step(cap, step, registry, policy))
+        for arg in step.args:
+            for ref in references(arg.text):
+                if ref.group(1) not in cap.inputs:
+                    out.append(
+                        Problem(
+                            cap.path,
+                            arg.line,
+                            arg.column,
+                            "warning",
+                            "undeclared-input",
+                            f"'${{{ref.group(1)}}}' names no declared input; it will stay literally as typed",
+                            "declare it under 'inputs:' or fix the name"
+                            + (f" (declared: {', '.join(cap.inputs)})" if cap.inputs else ""),
+                        )
+                    )
+    count = len(cap.steps)
+    for entry in cap.lineage:
+        for start, end in entry.steps:
+            if start < 1 or end < start or (count and end > count):
+                out.append(
+                    Problem(
+                        cap.path,
+                        entry.line,
+                        entry.column,
+                        "warning",
+                        "lineage-range",
+                        f"Lineage names steps {start}-{end} for '{entry.name}', "
+                        f"but the workflow has {count} steps",
+                        "fix the step range",
+                    )
+                )
+    return out
+
+
+def _check_step(cap: Capability, step: Step, registry: Registry, policy: Policy) -> list[Problem]:
+    def problem(line: int, col: int, code: str, message: str, hint: str | None = None) -> Problem:
+        return Problem(cap.path, line, col, "error", code, message, hint)
+
+    if step.binary is not None:
+        name = step.binary
+        if name in NEVER_BINARIES:
+            return [problem(step.line, step.column, "binary-runtime",
+                            f"step {step.index}: 'runtime' is never a valid binary",
+                            "a capability cannot invoke another: inline its steps and declare a Lineage section")]
+        if "/" in name:
+            return [problem(step.line, step.column, "binary-path",
+                            f"step {step.index}: binary '{name}' must be a name, not a path",
+                            "name an allowed binary; it is resolved on PATH at plan time")]
+        if not policy.binary_listed(name):
+            return [problem(step.line, step.column, "binary-not-allowed",
+                            f"step {step.index}: binary '{name}' is not in allowed_binaries",
+                            "allowed: " + ", ".join(sorted(policy.allowed_binaries))
+                            + " (a user policy can allow more)")]
+        return []
+    provider = registry.get(step.provider or "")
+    if provider is None:
+        known = registry.names()
+        return [problem(step.line, step.column, "unknown-provider",
+                        f"step {step.index}: '{step.provider}' is not a registered provider",
+                        "registered providers: " + ", ".join(known))]
+    texts = step.arg_texts
+    operation = match_operation(provider.operations, texts)
+    if operation is None:
+        where = step.args[0] if step.args else None
+        words = " ".join(texts[:2]) if texts else "(no args)"
+        return [problem(where.line if where else step.line, where.column if where else step.column,
+                        "unknown-operation",
+                        f"step {step.index}: '{words}' is not an operation of '{provider.name}'",
+                        f"run `runtime {provider.name} --help` for the operations; they are: "
+                        + ", ".join(op.name for op in provider.operations))]
+    offset = len(operation.words)
+    _, binding_problems = bind(operation, texts[offset:])
+    out: list[Problem] = []
+    for bp in binding_problems:
+        if bp.arg_index >= 0:
+            arg = step.args[offset + bp.arg_index]
+            line, col = arg.line, arg.column
+        else:
+            line, col = step.args[0].line, step.args[0].column
+        out.append(problem(line, col, bp.code, f"step {step.index}: {bp.message}", bp.hint))
+    return out

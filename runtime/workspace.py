@@ -1,0 +1,56 @@
+"""What a command runs against: environment, working directory, Home, policy, providers.
+
+Time, environment, Home and PATH are passed in here once, at the CLI edge, so
+stations below never read globals and tests can pin every one of them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from runtime.config import Config, capability_sources, load_config
+from runtime.home import Home, home_path
+from runtime.policy import Policy, load_policy
+from runtime.registry import Registry, load_registry
+
+
+@dataclass
+class Workspace:
+    environ: Mapping[str, str]
+    cwd: Path
+    clock: Callable[[], float] = field(default=time.time)
+
+    @cached_property
+    def home(self) -> Home:
+        return Home(home_path(self.environ))
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.home)
+
+    @cached_property
+    def policy_file(self) -> Path | None:
+        explicit = self.environ.get("RUNTIME_POLICY_FILE")
+        if explicit:
+            return Path(explicit).expanduser()
+        return self.home.policy_file if self.home.policy_file.exists() else None
+
+    @cached_property
+    def policy(self) -> Policy:
+        return load_policy(self.policy_file)
+
+    @cached_property
+    def registry(self) -> Registry:
+        return load_registry()
+
+    @cached_property
+    def sources(self) -> list[Path]:
+        return capability_sources(self.config, self.home, self.cwd)
+
+    @property
+    def path(self) -> str:
+        return self.environ.get("PATH", "")

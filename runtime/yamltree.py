@@ -1,0 +1,157 @@
+"""YAML to a small positioned tree, parsed by strictyaml's loader.
+
+strictyaml stays the parser: its scanner refuses tags and anchors, and every
+scalar stays the text the author typed (``-5``, ``true``, ``null`` are text).
+Flow style (``args: [read, ./a.txt]``) is enabled deliberately, because the
+grammar reference uses it. strictyaml's schema validators are not used: they
+deep-copy the document for each node they locate (quadratic in size) and stop
+at the first error, so the closed grammar is checked on this tree by
+:mod:`runtime.grammar`, which reports every problem with its position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+NodeKind = Literal["map", "seq", "scalar"]
+
+
+@dataclass
+class Node:
+    kind: NodeKind
+    line: int  # 0-based line in the parsed text
+    column: int  # 0-based column in the parsed text
+    text: str = ""  # scalar text, as typed
+    items: list[Node] = field(default_factory=list)  # sequence items
+    pairs: list[tuple[Node, Node]] = field(default_factory=list)  # mapping pairs
+    plain: bool = True  # scalar written without quotes or block style
+
+    def get(self, key: str) -> Node | None:
+        for k, v in self.pairs:
+            if k.text == key:
+                return v
+        return None
+
+    def keys(self) -> Iterator[Node]:
+        for k, _ in self.pairs:
+            yield k
+
+    def describe(self) -> str:
+        return {"map": "a mapping", "seq": "a list", "scalar": "a value"}[self.kind]
+
+
+@dataclass(frozen=True)
+class YamlError(Exception):
+    line: int  # 0-based
+    column: int  # 0-based
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    key: str
+    line: int
+    column: int
+    first_line: int
+
+
+MAX_DEPTH = 64
+
+
+def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
+    """Parse one YAML document. Raises :class:`YamlError` on a syntax error."""
+    from strictyaml.parser import StrictYAMLLoader
+    from strictyaml.ruamel.error import MarkedYAMLError
+
+    loader_cls = type(
+        "CapabilityLoader", (StrictYAMLLoader,), {"label": label, "allow_flow_style": True}
+    )
+    loader = loader_cls(text)
+    try:
+        raw = loader.get_single_node()
+    except MarkedYAMLError as exc:
+        raise _translate(exc) from None
+    except RecursionError:
+        raise YamlError(0, 0, "the YAML is nested too deeply", None) from None
+    finally:
+        loader.dispose()
+    if raw is None:
+        return None, []
+    duplicates: list[DuplicateKey] = []
+    return _convert(raw, duplicates, 0), duplicates
+
+
+def _convert(raw: object, duplicates: list[DuplicateKey], depth: int) -> Node:
+    from strictyaml.ruamel import nodes
+
+    mark = raw.start_mark  # type: ignore[attr-defined]
+    if depth > MAX_DEPTH:
+        raise YamlError(mark.line, mark.column, f"the YAML is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(raw, nodes.MappingNode):
+        node = Node("map", mark.line, mark.column)
+        seen: dict[str, Node] = {}
+        for key_raw, value_raw in raw.value:
+            key = _convert(key_raw, duplicates, depth + 1)
+            value = _convert(value_raw, duplicates, depth + 1)
+            if key.kind == "scalar":
+                first = seen.get(key.text)
+                if first is not None:
+                    duplicates.append(DuplicateKey(key.text, key.line, key.column, first.line))
+                    continue
+                seen[key.text] = key
+            node.pairs.append((key, value))
+        return node
+    if isinstance(raw, nodes.SequenceNode):
+        node = Node("seq", mark.line, mark.column)
+        node.items = [_convert(item, duplicates, depth + 1) for item in raw.value]
+        return node
+    style = getattr(raw, "style", None)
+    value = raw.value  # type: ignore[attr-defined]
+    return Node("scalar", mark.line, mark.column, text=str(value), plain=style is None)
+
+
+def _translate(exc: object) -> YamlError:
+    from strictyaml import exceptions as sx
+
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line, column = (mark.line, mark.column) if mark is not None else (0, 0)
+    problem = str(getattr(exc, "problem", "") or "").strip()
+    if isinstance(exc, sx.TagTokenDisallowed):
+        return YamlError(
+            line,
+            column,
+            "YAML tags (such as !!str) are not allowed: every value is plain text",
+            "remove the tag; quote the value if the text itself starts with '!'",
+        )
+    if isinstance(exc, sx.AnchorTokenDisallowed):
+        return YamlError(
+            line,
+            column,
+            "YAML anchors (&name) are not allowed",
+            "write the value out in full; quote it if '&' is part of the text",
+        )
+    if "found undefined alias" in problem:
+        return YamlError(
+            line,
+            column,
+            "YAML aliases (*name) are not allowed",
+            "write the value out in full; quote it if '*' is part of the text",
+        )
+    context = str(getattr(exc, "context", "") or "").strip()
+    message = f"YAML syntax error: {problem}" if problem else "YAML syntax error"
+    if context and context.lower() not in ("while scanning", "while parsing"):
+        message += f" ({context})"
+    return YamlError(line, column, message, _syntax_hint(problem))
+
+
+def _syntax_hint(problem: str) -> str | None:
+    if "mapping values are not allowed" in problem:
+        return "a value containing ': ' must be quoted"
+    if "found character '\\t'" in problem or "tab" in problem:
+        return "indent with spaces, not tabs"
+    if "expected ',' or ']'" in problem:
+        return "close the list with ']' or quote values that contain ',' or ']'"
+    return None

@@ -1,0 +1,313 @@
+"""HTTP(S) plumbing of the GitHub double: server, handler, auth and faults."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import ssl
+import struct
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .faults import Fault
+from .http_types import ApiError, RecordedRequest, Request, Response, error_body
+
+if TYPE_CHECKING:
+    from .double import GitHubDouble
+
+__all__ = ["DoubleServer"]
+
+_RATE_LIMIT_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
+_SECONDARY_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
+    "If you reach out to GitHub Support for help, please include the request ID {request_id}."
+)
+
+
+class DoubleServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` that counts connections and can speak TLS."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, double: GitHubDouble, ssl_context: ssl.SSLContext | None) -> None:
+        self.double = double
+        self.ssl_context = ssl_context
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        self.double._count_connection()
+        with self._open_lock:
+            self._open.add(sock)
+        return sock, address
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # Runs in the per-connection thread, so a slow or silent TLS client
+        # never blocks the accept loop.
+        if self.ssl_context is not None:
+            try:
+                request = self.ssl_context.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError):
+                return
+        self.RequestHandlerClass(request, client_address, self)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        with self._open_lock:
+            sockets = list(self._open)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up mid-response are expected in fault tests.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "GitHub.com"
+    sys_version = ""
+    #: Idle keep-alive connections are closed after this many seconds.
+    timeout = 30
+    server: DoubleServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    # ------------------------------------------------------------ input
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while True:
+                size_line = self.rfile.readline()
+                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    # ---------------------------------------------------------- output
+    def _write(self, response: Response, *, declared_length: int | None = None) -> None:
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        body = b"" if self.command == "HEAD" else response.body
+        self.send_header("Content-Length", str(declared_length if declared_length is not None else len(response.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if body:
+            self.wfile.write(body)
+        self.wfile.flush()
+
+    # --------------------------------------------------------- dispatch
+    def _dispatch(self) -> None:
+        double = self.server.double
+        body = self._read_body()
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        double._record(RecordedRequest(self.command, self.path, headers))
+        split = urlsplit(self.path)
+        route_path, api_prefix = _strip_prefix(split.path)
+        fault = double._faults.take(self.command, (route_path, split.path, self.path))
+        request_id = f"{secrets.token_hex(2).upper()}:{secrets.token_hex(3).upper()}:{secrets.token_hex(4).upper()}"
+        if fault is not None and fault.delay:
+            time.sleep(fault.delay)
+        if fault is not None and fault.kind == "drop":
+            self._drop(fault)
+            return
+        if fault is not None and fault.kind in ("status", "rate_limit", "secondary_rate_limit", "redirect"):
+            self._write(self._fault_response(fault, request_id))
+            return
+        response = self._respond(route_path, api_prefix, split.query, headers, body, request_id)
+        if fault is not None and fault.kind in ("truncate", "cut_json", "malformed_json"):
+            self._write_mangled(response, fault)
+            return
+        self._write(response)
+
+    def _respond(
+        self, route_path: str, api_prefix: str, query: str, headers: dict[str, str], body: bytes, request_id: str
+    ) -> Response:
+        double = self.server.double
+        is_graphql = route_path == "/graphql"
+        resource = "graphql" if is_graphql else "core"
+        common = {"X-GitHub-Request-Id": request_id, "X-GitHub-Media-Type": "github.v3; format=json"}
+        login = double._authenticate(headers.get("authorization"))
+        if login is None:
+            response = ApiError(401, "Bad credentials").response()
+            response.headers.update(common)
+            response.headers.update(double._rate_headers(resource, consume=False))
+            return response
+        rate = double._rate_headers(resource, consume=True)
+        if rate is None:
+            response = self._primary_limit_response(resource, request_id)
+            response.headers.update(common)
+            return response
+        web_root = double.base_url
+        try:
+            if is_graphql:
+                if self.command != "POST":
+                    raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/graphql")
+                rest_root = web_root + ("/api/v3" if api_prefix else "")
+                status, payload = double._graphql.execute(body, double._graphql_context(login, rest_root))
+                response = Response.json(status, payload)
+            else:
+                request = Request(
+                    method=self.command,
+                    path=route_path,
+                    raw_path=self.path,
+                    headers=headers,
+                    body=body,
+                    api_root=web_root + api_prefix,
+                    web_root=web_root,
+                    viewer=login,
+                    query_string=query,
+                )
+                response = double._rest.handle(request)
+        except ApiError as error:
+            response = error.response()
+        response.headers.update(common)
+        response.headers.update(rate)
+        response.headers["X-OAuth-Scopes"] = ", ".join(double.scopes)
+        response.headers.setdefault("X-Accepted-OAuth-Scopes", "repo" if not is_graphql else "")
+        return response
+
+    # ----------------------------------------------------------- faults
+    def _primary_limit_response(self, resource: str, request_id: str) -> Response:
+        double = self.server.double
+        limit, _, reset = double._rate_numbers(resource)
+        headers = {
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Used": str(limit),
+            "X-RateLimit-Reset": str(reset),
+            "X-RateLimit-Resource": resource,
+        }
+        return Response.json(
+            403,
+            error_body(403, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS),
+            headers,
+        )
+
+    def _fault_response(self, fault: Fault, request_id: str) -> Response:
+        double = self.server.double
+        headers = {"X-GitHub-Request-Id": request_id}
+        if fault.kind == "rate_limit":
+            reset = int(time.time()) + fault.reset_in
+            limit = double.rate_limit
+            body = fault.body or json.dumps(
+                error_body(fault.status, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS)
+            ).encode()
+            headers.update(
+                {
+                    "Content-Type": "application/json; charset=utf-8",
+                    "X-RateLimit-Limit": str(limit),
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Used": str(limit),
+                    "X-RateLimit-Reset": str(reset),
+                    "X-RateLimit-Resource": "core",
+                }
+            )
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(fault.retry_after)
+        elif fault.kind == "secondary_rate_limit":
+            headers["Content-Type"] = "application/json; charset=utf-8"
+            headers["Retry-After"] = str(fault.retry_after if fault.retry_after is not None else 60)
+            body = fault.body or json.dumps(
+                error_body(
+                    fault.status,
+                    _SECONDARY_MESSAGE.format(request_id=request_id),
+                    "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+                )
+            ).encode()
+        elif fault.kind == "redirect":
+            assert fault.location is not None
+            location = fault.location
+            if location.endswith("/") or urlsplit(location).path in ("", "/"):
+                location = location.rstrip("/") + self.path
+            headers["Location"] = location
+            headers["Content-Type"] = "application/json; charset=utf-8"
+            body = fault.body or json.dumps({"message": "Moved", "url": location, "documentation_url": "https://docs.github.com/rest"}).encode()
+        else:
+            phrase = _phrase(fault.status)
+            headers["Content-Type"] = "application/json; charset=utf-8"
+            body = fault.body if fault.body is not None else json.dumps(error_body(fault.status, phrase)).encode()
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(fault.retry_after)
+        headers.update(fault.headers)
+        return Response(fault.status, body, headers)
+
+    def _drop(self, fault: Fault) -> None:
+        self.close_connection = True
+        if fault.reset_connection:
+            try:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _write_mangled(self, response: Response, fault: Fault) -> None:
+        body = response.body or b'{"message": "ok"}'
+        if fault.kind == "truncate":
+            # Promise more bytes than we send, then hang up.
+            self.close_connection = True
+            cut = body[: max(len(body) // 2, 1)]
+            self._write(Response(response.status, cut, response.headers), declared_length=len(body))
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if fault.kind == "cut_json":
+            mangled = body[: max(len(body) // 2, 1)]
+        else:
+            mangled = fault.body if fault.body is not None else b'{"message": "ok", "items": [1, 2,, }'
+        headers = dict(response.headers)
+        headers["Content-Type"] = "application/json; charset=utf-8"
+        self._write(Response(response.status, mangled, headers))
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _strip_prefix(path: str) -> tuple[str, str]:
+    """Map ``/api/v3/x`` -> ``/x`` and ``/api/graphql`` -> ``/graphql``."""
+    if path == "/api/graphql" or path == "/api/graphql/":
+        return "/graphql", "/api"
+    if path == "/graphql/":
+        return "/graphql", ""
+    if path == "/api/v3" or path.startswith("/api/v3/"):
+        return path[len("/api/v3") :] or "/", "/api/v3"
+    return path or "/", ""
+
