@@ -196,7 +196,7 @@ def _html_block_ends(kind: int, text: str, pos: int) -> bool:
 
 
 class _Container:
-    __slots__ = ("kind", "width", "has_child")
+    __slots__ = ("has_child", "kind", "width")
 
     def __init__(self, kind: int, width: int = 0) -> None:
         self.kind = kind
@@ -207,7 +207,7 @@ class _Container:
 
 
 class _OpenFence:
-    __slots__ = ("line", "char", "length", "indent", "column", "info", "parts", "offsets")
+    __slots__ = ("char", "column", "indent", "info", "length", "line", "offsets", "parts")
 
     def __init__(
         self, line: int, char: str, length: int, indent: int, column: int, info: str
@@ -240,7 +240,7 @@ class _OpenFence:
 class _Cursor:
     """A position inside one line, tracked both as index and as column."""
 
-    __slots__ = ("text", "pos", "col", "partial", "_nn_pos", "_nn_col")
+    __slots__ = ("_nn_col", "_nn_pos", "col", "partial", "pos", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -413,11 +413,12 @@ class _Scanner:
             if leaf == _INDENTED_CODE:
                 if indent >= _CODE_INDENT or blank:
                     return
-            elif leaf == _HTML:
-                if not (blank and self.html_kind >= 6):
-                    if _html_block_ends(self.html_kind, text, cursor.pos):
-                        self.close_leaf(self.line_number)
-                    return
+            elif not (blank and self.html_kind >= 6):
+                # An HTML block of type 6 or 7 ends before a blank line; the
+                # others take every line until one holds their end condition.
+                if _html_block_ends(self.html_kind, text, cursor.pos):
+                    self.close_leaf(self.line_number)
+                return
             # The leaf does not continue; it is closed below.
             self.close_leaf(self.line_number - 1)
 
@@ -516,9 +517,7 @@ class _Scanner:
         self.add_child()
         self.leaf = _PARAGRAPH
 
-    def list_item_width(
-        self, cursor: _Cursor, nn_pos: int, indent: int, in_paragraph: bool
-    ) -> int:
+    def list_item_width(self, cursor: _Cursor, nn_pos: int, indent: int, in_paragraph: bool) -> int:
         """If a list item starts at ``nn_pos``, consume its marker and return
         its content width; otherwise return 0 and leave the cursor alone."""
         text = cursor.text

@@ -50,16 +50,20 @@ FALSE_WORDS = ("false",)
 class _Locator:
     """Maps positions in a YAML text back to the Markdown file."""
 
-    def __init__(self, path: str, first_line: int, column_offset: int) -> None:
+    def __init__(
+        self, path: str, first_line: int, column_offset: int, line_offsets: tuple[int, ...] = ()
+    ) -> None:
         self.path = path
         self.first_line = first_line
         self.column_offset = column_offset
+        self.line_offsets = line_offsets  # characters stripped from each content line, when known
 
     def at(self, node: Node) -> tuple[int, int]:
-        return self.first_line + node.line, node.column + self.column_offset + 1
+        return self.raw(node.line, node.column)
 
     def raw(self, line: int, column: int) -> tuple[int, int]:
-        return self.first_line + line, column + self.column_offset + 1
+        offset = self.line_offsets[line] if 0 <= line < len(self.line_offsets) else self.column_offset
+        return self.first_line + line, column + offset + 1
 
 
 class _Checker:
@@ -144,7 +148,9 @@ def check_capability(doc: Document) -> tuple[Capability, list[Problem]]:
 
 
 def _check_block(doc: Document, block: FencedBlock, cap: Capability) -> list[Problem]:
-    checker = _Checker(doc, _Locator(doc.path, block.content_start_line, block.content_column_offset))
+    checker = _Checker(doc, _Locator(
+        doc.path, block.content_start_line, block.content_column_offset, block.content_line_offsets
+    ))
     root = checker.parse(block.content)
     if root is None:
         if not checker.problems:

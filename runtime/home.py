@@ -3,7 +3,7 @@
 Runtime-owned (rewritten to match the installed version): ``specs/``, the
 ``version`` file and ``manifest.json`` (sha256 of each runtime-owned file).
 User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
-``contexts.yaml``, ``capabilities/``, ``audit/``.
+``contexts.json``, ``capabilities/``, ``audit/``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Home:
 
     @property
     def contexts_file(self) -> Path:
-        return self.root / "contexts.yaml"
+        return self.root / "contexts.json"
 
     @property
     def capabilities_dir(self) -> Path:

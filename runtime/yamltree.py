@@ -127,6 +127,9 @@ def _translate(exc: object) -> YamlError:
             "remove the tag; quote the value if the text itself starts with '!'",
         )
     if isinstance(exc, sx.AnchorTokenDisallowed):
+        start = getattr(exc, "context_mark", None)  # strictyaml passes the anchor's start as context
+        if start is not None:
+            line, column = start.line, start.column
         return YamlError(
             line,
             column,

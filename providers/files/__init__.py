@@ -12,6 +12,8 @@ from runtime.provider import BoundCall, Operation, Positional
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
+    from runtime.plan import Inspection
+    from runtime.workspace import Workspace
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -82,6 +84,13 @@ class FilesProvider:
         from providers.files.ops import execute
 
         return execute(operation, call, env)
+
+    def inspect(
+        self, operation: Operation, call: BoundCall, ws: Workspace, services: object
+    ) -> Inspection:
+        from providers.files.ops import inspect
+
+        return inspect(operation, call, ws, services)
 
 
 PROVIDER = FilesProvider()

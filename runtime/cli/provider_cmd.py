@@ -98,6 +98,6 @@ def provider_command(name: str, args: list[str]) -> Any:
     if not args or args[0] in ("--help", "-h", "help"):
         print_provider_help(provider)
         return 0
-    from runtime.cli.run_direct import run_direct
+    from runtime.cli.run_cmds import run_direct
 
     return run_direct(ws, provider, args)

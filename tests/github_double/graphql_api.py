@@ -393,12 +393,16 @@ class Nodes:
             "openIssueCount": open_issue_count,
         }
 
-    def _latest_release(self, repo: Repo) -> Node | None:
+    @staticmethod
+    def _latest(repo: Repo) -> Release | None:
         candidates = [r for r in repo.releases if not r.draft and not r.prerelease]
         if not candidates:
             return None
-        latest = max(candidates, key=lambda r: (r.published_at or r.created_at, r.id))
-        return self.release(latest, repo)
+        return max(candidates, key=lambda r: (r.published_at or r.created_at, r.id))
+
+    def _latest_release(self, repo: Repo) -> Node | None:
+        latest = self._latest(repo)
+        return self.release(latest, repo) if latest else None
 
     def release(self, release: Release, repo: Repo) -> Node:
         return {
@@ -410,7 +414,7 @@ class Nodes:
             "description": release.body,
             "isDraft": release.draft,
             "isPrerelease": release.prerelease,
-            "isLatest": self._latest_release(repo) is not None and self._latest_release(repo)["tagName"] == release.tag_name,  # type: ignore[index]
+            "isLatest": self._latest(repo) is release,
             "createdAt": iso(release.created_at),
             "publishedAt": iso(release.published_at),
             "url": self.url(repo.owner, repo.name, "releases", "tag", release.tag_name),

@@ -510,6 +510,8 @@ class RestApi:
         r("GET", "/repos/{owner}/{repo}/actions/runs", self.list_runs)
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", self.get_run)
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", self.list_run_jobs)
+        r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", self.list_run_artifacts)
+        r("GET", "/repos/{owner}/{repo}/readme", self.get_readme)
 
     def _route(self, method: str, template: str, handler: Handler) -> None:
         def group(match: re.Match[str]) -> str:
@@ -1033,6 +1035,14 @@ class RestApi:
             raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content")
         return Response.json(200, [children[key] for key in sorted(children)])
 
+    def get_readme(self, req: Request, owner: str, repo: str) -> Response:
+        found = self._repo(req, owner, repo)
+        ref = self._ref(found, req.query.get("ref"))
+        for path in sorted(found.branches[ref], key=lambda p: (p.count("/"), p)):
+            if path.rsplit("/", 1)[-1].lower().startswith("readme") and path.count("/") <= 1:
+                return self.get_contents(req, owner, repo, path)
+        raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-a-repository-readme")
+
     def put_contents(self, req: Request, owner: str, repo: str, path: str) -> Response:
         docs = f"{_DOCS_CONTENTS}#create-or-update-file-contents"
         found = self._writable_repo(req, owner, repo)
@@ -1222,6 +1232,12 @@ class RestApi:
         if _int(run_id, -1) not in found.runs:
             raise ApiError(404, "Not Found")
         return Response.json(200, {"total_count": 0, "jobs": []})
+
+    def list_run_artifacts(self, req: Request, owner: str, repo: str, run_id: str) -> Response:
+        found = self._repo(req, owner, repo)
+        if _int(run_id, -1) not in found.runs:
+            raise ApiError(404, "Not Found")
+        return Response.json(200, {"total_count": 0, "artifacts": []})
 
     def dispatch_workflow(self, req: Request, owner: str, repo: str, workflow: str) -> Response:
         docs = f"{_DOCS_ACTIONS}#create-a-workflow-dispatch-event"

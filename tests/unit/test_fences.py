@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
+# Make the repository root importable however pytest is started (ruff's E402
+# allows imports after a sys.path change).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from runtime.fences import FencedBlock, find_fenced_blocks
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from runtime.fences import FencedBlock, find_fenced_blocks  # noqa: E402
-
 SPEC_FILE = REPO_ROOT / "tests" / "data" / "commonmark" / "fenced_code_blocks.json"
 SPEC: dict[str, Any] = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
 EXAMPLES: list[dict[str, Any]] = SPEC["examples"]

@@ -1,0 +1,267 @@
+"""Path confinement for the files provider.
+
+Two layers keep every file operation inside the policy's roots:
+
+1. :func:`confine` resolves the path as given (relative to the working
+   directory, ``..`` and symbolic links resolved like ``os.path.realpath``)
+   and refuses it unless the real path lies inside one of the real roots.
+   This check has no side effects, so planning can use it.
+2. :func:`open_parent` then walks from the root to the target's parent one
+   component at a time with ``O_NOFOLLOW | O_DIRECTORY`` and returns a
+   directory descriptor. Every later operation uses that descriptor and the
+   final name (``dir_fd=...``, no symlink following), so a component swapped
+   for a symbolic link between the check and the use makes the walk fail
+   instead of escaping the root.
+
+Because the components come from the *resolved* path, a symbolic link in the
+path as given (a final one included) has already been replaced by its real
+target, which the first layer proved to be inside a root.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.errors import PolicyRefusal
+from runtime.execution import StepError
+
+DEFAULT_PATH_MAX = 4096
+DEFAULT_NAME_MAX = 255
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Confined:
+    """A path proven to be inside a root, split for a descriptor-relative walk."""
+
+    given: str  # the path as the user wrote it
+    resolved: Path  # its real path
+    root: Path  # the real root that contains it
+    parts: tuple[str, ...]  # components from the root to the target's parent
+    name: str  # the final component; "" when the target is the root itself
+    access: str  # "read" or "write"
+    roots: tuple[Path, ...]  # every root of that access (for messages)
+
+    @property
+    def is_root(self) -> bool:
+        return self.name == ""
+
+    @property
+    def parent(self) -> Path:
+        return self.root.joinpath(*self.parts)
+
+
+class ParentMissing(StepError):
+    """A folder on the way to the target does not exist."""
+
+    def __init__(self, message: str, *, folder: str) -> None:
+        super().__init__(message, hint="create it first with `files mkdir`")
+        self.folder = folder
+
+
+def policy_key(access: str) -> str:
+    return "read_roots" if access == "read" else "write_roots"
+
+
+def describe_roots(access: str, roots: Sequence[Path]) -> str:
+    """``the write root /a`` / ``the write roots /a, /b`` / ``no write roots``."""
+    if not roots:
+        return f"no {access} roots (none are configured)"
+    if len(roots) == 1:
+        return f"the {access} root {roots[0]}"
+    return f"the {access} roots " + ", ".join(str(r) for r in roots)
+
+
+def refusal_hint(access: str) -> str:
+    key = policy_key(access)
+    return (
+        f"to allow it, add the folder to `{key}` in a user policy "
+        "($RUNTIME_POLICY_FILE, else policy.yaml in Runtime Home)"
+    )
+
+
+def _refuse(message: str, access: str) -> PolicyRefusal:
+    return PolicyRefusal(message, hint=refusal_hint(access))
+
+
+def _limit(name: str, where: Sequence[Path], default: int) -> int:
+    for path in [*where, Path("/")]:
+        try:
+            value = os.pathconf(path, name)
+        except (OSError, ValueError):
+            continue
+        if value > 0:
+            return value
+    return default
+
+
+def _too_long_component(path: str, name_max: int) -> str | None:
+    for part in path.split(os.sep):
+        if len(os.fsencode(part)) > name_max:
+            return part
+    return None
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _remaining_link(resolved: str) -> str | None:
+    """The first prefix of a realpath result that is still a symbolic link.
+
+    Non-strict ``realpath`` leaves a link in place when it meets a loop; a
+    link found here means the path cannot be resolved.
+    """
+    current = os.sep
+    for part in Path(resolved).parts[1:]:
+        current = os.path.join(current, part)
+        try:
+            st = os.lstat(current)
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return current
+    return None
+
+
+def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confined:
+    """Resolve ``path`` and prove it is inside one of ``roots``; raise PolicyRefusal if not.
+
+    ``roots`` are real paths (``Policy.roots`` returns them so); relative
+    paths are taken from ``cwd``. No file is opened or created.
+    """
+    real_roots = tuple(Path(os.path.realpath(r)) for r in roots)
+    where = describe_roots(access, real_roots)
+    if path == "":
+        raise _refuse(f"refused: the path is empty; name something under {where}", access)
+    if "\0" in path:
+        raise _refuse(
+            f"refused: the path {_short(path)!r} contains a NUL byte; it is never valid "
+            f"(paths must stay under {where})",
+            access,
+        )
+    path_max = _limit("PC_PATH_MAX", real_roots, DEFAULT_PATH_MAX)
+    name_max = _limit("PC_NAME_MAX", real_roots, DEFAULT_NAME_MAX)
+    absolute = os.path.join(os.fspath(cwd), path)
+    for candidate in (path, absolute):
+        size = len(os.fsencode(candidate))
+        if size >= path_max:
+            raise _refuse(
+                f"refused: the path {_short(path)!r} is {size} bytes long, over the system "
+                f"limit of {path_max - 1} (paths must stay under {where})",
+                access,
+            )
+    long_part = _too_long_component(path, name_max)
+    if long_part is not None:
+        raise _refuse(
+            f"refused: the path {_short(path)!r} has a component of "
+            f"{len(os.fsencode(long_part))} bytes, over the system limit of {name_max} "
+            f"(paths must stay under {where})",
+            access,
+        )
+
+    resolved = os.path.realpath(absolute)
+    root = _containing_root(resolved, real_roots)
+    if root is None:
+        raise _refuse(f"refused: {path!r} resolves to {resolved}, outside {where}", access)
+    link = _remaining_link(resolved)
+    if link is not None:
+        raise _refuse(
+            f"refused: {path!r} cannot be resolved: {link} is part of a symbolic link loop "
+            f"(or changed while it was checked); the path must resolve under {where}",
+            access,
+        )
+    if len(os.fsencode(resolved)) >= path_max or _too_long_component(resolved, name_max):
+        raise _refuse(
+            f"refused: {path!r} resolves to a path over the system length limits "
+            f"(paths must stay under {where})",
+            access,
+        )
+    relative = Path(resolved).relative_to(root).parts
+    parts, name = (relative[:-1], relative[-1]) if relative else ((), "")
+    return Confined(path, Path(resolved), root, tuple(parts), name, access, real_roots)
+
+
+def _containing_root(resolved: str, roots: Sequence[Path]) -> Path | None:
+    best: Path | None = None
+    for root in roots:
+        try:
+            common = os.path.commonpath([os.fspath(root), resolved])
+        except ValueError:
+            continue
+        if common == os.fspath(root) and (best is None or len(root.parts) > len(best.parts)):
+            best = root
+    return best
+
+
+def open_parent(confined: Confined) -> int:
+    """A directory descriptor of the target's parent, reached without following links.
+
+    The root is opened by its real path, then each component with
+    ``O_NOFOLLOW | O_DIRECTORY`` relative to the previous descriptor. The
+    caller closes the descriptor. For a target that is the root itself the
+    root's descriptor is returned.
+    """
+    where = describe_roots(confined.access, [confined.root])
+    try:
+        fd = os.open(confined.root, _DIR_FLAGS)
+    except FileNotFoundError:
+        raise StepError(
+            f"{where} does not exist",
+            hint=f"create it, or change `{policy_key(confined.access)}` in a user policy",
+        ) from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refuse(
+                f"refused: {confined.given!r}: {where} is no longer a folder "
+                "(it changed after it was checked)",
+                confined.access,
+            ) from None
+        raise StepError(f"cannot open {where}: {exc.strerror}") from None
+    walked: list[str] = []
+    try:
+        for part in confined.parts:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _walk_error(confined, fd, part, walked, exc) from None
+            os.close(fd)
+            fd = next_fd
+            walked.append(part)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _walk_error(
+    confined: Confined, fd: int, part: str, walked: list[str], exc: OSError
+) -> StepError | PolicyRefusal:
+    folder = os.path.join(confined.root, *walked, part)
+    where = describe_roots(confined.access, [confined.root])
+    if exc.errno == errno.ENOENT:
+        return ParentMissing(
+            f"parent folder {folder} does not exist (needed for {confined.given!r})",
+            folder=folder,
+        )
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        try:
+            st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            st = None
+        if st is not None and not stat.S_ISLNK(st.st_mode):
+            return StepError(f"{folder} is not a folder (needed for {confined.given!r})")
+        return _refuse(
+            f"refused: {confined.given!r}: {folder} became a symbolic link after the path "
+            f"was checked; it is not followed, so the operation stays inside {where}",
+            confined.access,
+        )
+    if exc.errno == errno.EACCES:
+        return StepError(f"permission denied opening the folder {folder}")
+    return StepError(f"cannot open the folder {folder}: {exc.strerror}")

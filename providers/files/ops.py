@@ -1,0 +1,558 @@
+"""The files provider's operations: read, write, append, list, mkdir, delete.
+
+Every path goes through :func:`providers.files.confine.confine` (the real
+path must be inside a policy root) and then through a descriptor walk
+(:func:`providers.files.confine.open_parent`), so each file operation is
+relative to a directory descriptor and never follows a symbolic link.
+
+Writes are atomic: the new content goes to a temporary file in the same
+folder, is flushed to disk and renamed over the target. Writers of one
+folder serialize on an ``flock`` of the folder's descriptor.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import itertools
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any
+
+from providers.files.confine import (
+    Confined,
+    ParentMissing,
+    confine,
+    describe_roots,
+    open_parent,
+    policy_key,
+    refusal_hint,
+)
+from runtime.errors import PolicyRefusal
+from runtime.execution import StepError, StepOutcome
+from runtime.policy import Decision
+
+if TYPE_CHECKING:
+    from runtime.execution import StepEnvironment
+    from runtime.plan import Inspection
+    from runtime.provider import BoundCall, Operation
+    from runtime.workspace import Workspace
+
+MAX_READ_BYTES = 16 * 1024 * 1024
+TEMP_MARK = ".runtime-tmp-"
+_CHUNK = 1024 * 1024
+
+# The positional that names the path, and the access it needs, per operation.
+_ACCESS = {
+    "read": ("PATH", "read"),
+    "list": ("DIR", "read"),
+    "write": ("PATH", "write"),
+    "append": ("PATH", "write"),
+    "mkdir": ("DIR", "write"),
+    "delete": ("PATH", "write"),
+}
+
+
+# -- entry points ---------------------------------------------------------------
+
+
+def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    word = operation.words[0]
+    handler = _HANDLERS.get(word)
+    if handler is None or word not in _ACCESS:
+        raise StepError(f"the files provider has no operation '{operation.name}'")
+    positional, access = _ACCESS[word]
+    path = _positional(call, positional, operation)
+    roots = env.policy.roots(access, env.cwd)
+    confined = confine(path, roots, env.cwd, access)
+    try:
+        return handler(confined, call)
+    except (StepError, PolicyRefusal):
+        raise
+    except OSError as exc:  # anything not handled where it happened
+        raise StepError(f"files {word} {path!r}: {exc.strerror or exc}") from None
+
+
+def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any) -> Inspection:
+    """The paths a call will touch, or a refusal; looks only (no file is opened)."""
+    from runtime.plan import Inspection
+
+    word = operation.words[0]
+    if word not in _ACCESS:
+        return Inspection()
+    positional, access = _ACCESS[word]
+    path = call.positionals.get(positional)
+    if path is None:
+        return Inspection()
+    policy = ws.policy
+    source = (policy.read_roots if access == "read" else policy.write_roots)[1]
+    try:
+        confined = confine(path, policy.roots(access, ws.cwd), ws.cwd, access)
+    except PolicyRefusal as refusal:
+        rule = f"{policy_key(access)} ({source})"
+        return Inspection(decision=Decision(False, rule, refusal.message))
+    return Inspection(paths=[(str(confined.resolved), access)])
+
+
+def _positional(call: BoundCall, name: str, operation: Operation) -> str:
+    value = call.positionals.get(name)
+    if value is None:
+        raise StepError(f"'files {operation.name}' is missing its {name} argument",
+                        hint=f"the form is: files {operation.form()}")
+    return value
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+@contextmanager
+def _parent(confined: Confined, *, lock: bool = False) -> Iterator[int]:
+    """The parent folder's descriptor, optionally with an exclusive writer lock."""
+    fd = open_parent(confined)
+    try:
+        if lock:
+            # Held until the descriptor is closed: the whole read-copy-rename of
+            # one writer never interleaves with another runtime writer's.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _lstat(fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _changed(confined: Confined) -> PolicyRefusal:
+    where = describe_roots(confined.access, [confined.root])
+    return PolicyRefusal(
+        f"refused: {confined.given!r} became a symbolic link after it was checked; "
+        f"it is not followed, so the operation stays inside {where}",
+        hint=refusal_hint(confined.access),
+    )
+
+
+def _hard_link_refusal(confined: Confined, links: int, verb: str) -> PolicyRefusal:
+    where = describe_roots(confined.access, [confined.root])
+    return PolicyRefusal(
+        f"refused: {confined.given!r} is a file with {links} hard links; one may be outside "
+        f"{where}, so it is not {verb}",
+        hint="`files write` replaces the file (detaching it from its other links); "
+        "or copy it to a file of its own first",
+    )
+
+
+def _regular_name(confined: Confined) -> str:
+    """The final name for a file operation; the root itself is a folder."""
+    if confined.is_root:
+        raise StepError(f"{confined.given!r} is a folder ({confined.resolved}), not a file")
+    return confined.name
+
+
+def _temp_prefix(name: str) -> str:
+    prefix = f".{name}{TEMP_MARK}"
+    # Keep room for "{pid}-{random}" under the usual 255-byte name limit.
+    while len(os.fsencode(prefix)) > 200:
+        name = name[:-1]
+        prefix = f".{name}{TEMP_MARK}"
+    return prefix
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def _sweep_stale(fd: int, name: str) -> list[str]:
+    """Remove this target's temporary files left by processes that are gone."""
+    prefix = _temp_prefix(name)
+    removed: list[str] = []
+    with os.scandir(fd) as entries:
+        candidates = [e.name for e in entries if e.name.startswith(prefix)]
+    for candidate in candidates:
+        pid_text, _, rest = candidate[len(prefix):].partition("-")
+        if not pid_text.isdigit() or not rest:
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        try:
+            st = os.stat(candidate, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            os.unlink(candidate, dir_fd=fd)
+        except OSError:
+            continue
+        removed.append(candidate)
+    return removed
+
+
+def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> int:
+    """Write ``chunks`` to a temporary file, flush it to disk, rename it over ``name``.
+
+    ``mode`` keeps an existing file's permissions; ``None`` creates the file
+    with 0o666 less the umask (the kernel applies it). Returns the bytes written.
+    """
+    temp = f"{_temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}"
+    tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                  0o666, dir_fd=fd)
+    written = 0
+    try:
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    n = os.write(tfd, view)
+                    view = view[n:]
+                    written += n
+            if mode is not None:
+                os.fchmod(tfd, mode)
+            os.fsync(tfd)
+        finally:
+            os.close(tfd)
+        os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp, dir_fd=fd)
+        raise
+    os.fsync(fd)  # the rename itself reaches the disk
+    return written
+
+
+def _existing_file(confined: Confined, fd: int, name: str) -> os.stat_result | None:
+    st = _lstat(fd, name)
+    if st is None:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise _changed(confined)
+    if stat.S_ISDIR(st.st_mode):
+        raise StepError(f"{confined.given!r} is a folder ({confined.resolved}), not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise StepError(f"{confined.given!r} is not a regular file ({confined.resolved})")
+    return st
+
+
+def _open_regular(confined: Confined, fd: int, name: str, verb: str) -> tuple[int, os.stat_result]:
+    """Open an existing file for reading without following links or blocking on FIFOs."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        ffd = os.open(name, flags, dir_fd=fd)
+    except FileNotFoundError:
+        raise StepError(f"no such file: {confined.given!r} ({confined.resolved})") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _changed(confined) from None
+        if exc.errno == errno.EACCES:
+            raise StepError(f"permission denied reading {confined.given!r}") from None
+        raise StepError(f"cannot open {confined.given!r}: {exc.strerror}") from None
+    try:
+        st = os.fstat(ffd)
+        if stat.S_ISDIR(st.st_mode):
+            raise StepError(
+                f"{confined.given!r} is a folder ({confined.resolved}), not a file",
+                hint="use `files list` to see a folder's entries",
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise StepError(f"{confined.given!r} is not a regular file ({confined.resolved})")
+        if st.st_nlink > 1:
+            raise _hard_link_refusal(confined, st.st_nlink, verb)
+    except BaseException:
+        os.close(ffd)
+        raise
+    return ffd, st
+
+
+def _missing_parent(confined: Confined, exc: ParentMissing) -> StepError:
+    return StepError(
+        f"parent folder {exc.folder} does not exist (needed for {confined.given!r})",
+        hint="create it first with `files mkdir`",
+    )
+
+
+def _content(call: BoundCall) -> str:
+    value = call.positionals.get("CONTENT")
+    if value is None:
+        raise StepError("the CONTENT argument is missing")
+    return value
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StepError(
+            f"CONTENT is not valid text (it cannot be encoded as UTF-8 at character {exc.start})"
+        ) from None
+
+
+def _human(size: int) -> str:
+    """``512 bytes`` / ``16.0 MiB (16777216 bytes)``."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = size / 1024
+    units = ["KiB", "MiB", "GiB", "TiB"]
+    while value >= 1024 and len(units) > 1:
+        value /= 1024
+        units.pop(0)
+    return f"{value:.1f} {units[0]} ({size} bytes)"
+
+
+# -- operations -------------------------------------------------------------------
+
+
+def _read(confined: Confined, call: BoundCall) -> StepOutcome:
+    name = _regular_name(confined)
+    limit = MAX_READ_BYTES
+    try:
+        with _parent(confined) as fd:
+            ffd, st = _open_regular(confined, fd, name, "read")
+            try:
+                if st.st_size > limit:
+                    raise StepError(
+                        f"{confined.given!r} is {_human(st.st_size)}, over the read limit of "
+                        f"{_human(limit)}",
+                        hint="read only prints text files up to that size",
+                    )
+                raw = _read_all(ffd, limit + 1)
+            finally:
+                os.close(ffd)
+    except ParentMissing:
+        raise StepError(f"no such file: {confined.given!r} ({confined.resolved})") from None
+    if len(raw) > limit:
+        raise StepError(f"{confined.given!r} is over the read limit of {_human(limit)}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StepError(
+            f"{confined.given!r} is not UTF-8 text ({_human(len(raw))}; invalid byte "
+            f"at offset {exc.start}); `files read` prints text only",
+        ) from None
+    return StepOutcome(
+        ok=True,
+        output=text,
+        data={"path": confined.given, "content": text, "bytes": len(raw)},
+    )
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = os.read(fd, min(_CHUNK, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _write(confined: Confined, call: BoundCall) -> StepOutcome:
+    data = _encode(_content(call))
+    name = _regular_name(confined)
+    try:
+        with _parent(confined, lock=True) as fd:
+            _sweep_stale(fd, name)
+            st = _existing_file(confined, fd, name)
+            mode = stat.S_IMODE(st.st_mode) if st is not None else None
+            # The rename replaces the directory entry: if the old file had other
+            # hard links, they keep the old content; no other link is modified.
+            written = _replace(fd, name, [data], mode)
+    except ParentMissing as exc:
+        raise _missing_parent(confined, exc) from None
+    return StepOutcome(
+        ok=True,
+        output=f"wrote {written} bytes to {confined.given}",
+        data={"path": confined.given, "bytes": written},
+    )
+
+
+def _append(confined: Confined, call: BoundCall) -> StepOutcome:
+    addition = _encode(_content(call) + "\n")
+    name = _regular_name(confined)
+    try:
+        with _parent(confined, lock=True) as fd:
+            _sweep_stale(fd, name)
+            st = _existing_file(confined, fd, name)
+            if st is None:
+                total = _replace(fd, name, [addition], None)
+                created = True
+            else:
+                ffd, st = _open_regular(confined, fd, name, "appended to")
+                try:
+                    # Copy the old content and the addition into a new file and
+                    # rename it over the old one: a crash at any moment leaves
+                    # either the old or the new content, never a mix.
+                    total = _replace(fd, name, itertools.chain(_chunks(ffd), [addition]),
+                                     stat.S_IMODE(st.st_mode))
+                finally:
+                    os.close(ffd)
+                created = False
+    except ParentMissing as exc:
+        raise _missing_parent(confined, exc) from None
+    return StepOutcome(
+        ok=True,
+        output=f"appended {len(addition)} bytes to {confined.given}"
+        + (" (created it)" if created else ""),
+        data={"path": confined.given, "bytes": len(addition), "size": total, "created": created},
+    )
+
+
+def _chunks(fd: int) -> Iterator[bytes]:
+    while True:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _entry_type(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "symlink"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    if entry.is_file(follow_symlinks=False):
+        return "file"
+    return "other"
+
+
+def _list(confined: Confined, call: BoundCall) -> StepOutcome:
+    try:
+        with _parent(confined) as fd:
+            target = fd
+            if not confined.is_root:
+                try:
+                    target = os.open(confined.name,
+                                     os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     dir_fd=fd)
+                except FileNotFoundError:
+                    raise StepError(
+                        f"no such folder: {confined.given!r} ({confined.resolved})") from None
+                except OSError as exc:
+                    if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                        st = _lstat(fd, confined.name)
+                        if st is not None and stat.S_ISLNK(st.st_mode):
+                            raise _changed(confined) from None
+                        raise StepError(
+                            f"{confined.given!r} is not a folder ({confined.resolved})",
+                            hint="use `files read` for a file") from None
+                    raise StepError(
+                        f"cannot open the folder {confined.given!r}: {exc.strerror}") from None
+            try:
+                entries = _scan(target)
+            finally:
+                if target != fd:
+                    os.close(target)
+    except ParentMissing:
+        raise StepError(f"no such folder: {confined.given!r} ({confined.resolved})") from None
+    return StepOutcome(
+        ok=True,
+        output=_table(confined.given, entries),
+        data={"path": confined.given, "entries": entries},
+    )
+
+
+def _scan(fd: int) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    with os.scandir(fd) as found:
+        for entry in found:
+            kind = _entry_type(entry)
+            try:
+                size: int | None = entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                size = None
+            entries.append({"name": entry.name, "type": kind,
+                            "size": None if kind == "dir" else size})
+    entries.sort(key=lambda e: e["name"])
+    return entries
+
+
+def _table(path: str, entries: list[dict[str, Any]]) -> str:
+    if not entries:
+        return f"{path} is empty"
+    rows = [(e["type"], "-" if e["size"] is None else str(e["size"]), e["name"]) for e in entries]
+    type_width = max(len("TYPE"), *(len(r[0]) for r in rows))
+    size_width = max(len("SIZE"), *(len(r[1]) for r in rows))
+    lines = [f"{'TYPE':<{type_width}}  {'SIZE':>{size_width}}  NAME"]
+    lines += [f"{t:<{type_width}}  {s:>{size_width}}  {n}" for t, s, n in rows]
+    return "\n".join(lines)
+
+
+def _mkdir(confined: Confined, call: BoundCall) -> StepOutcome:
+    given = confined.given
+    if confined.is_root:
+        return _exists_outcome(given)
+    try:
+        with _parent(confined) as fd:
+            try:
+                os.mkdir(confined.name, 0o777, dir_fd=fd)
+            except FileExistsError:
+                st = _lstat(fd, confined.name)
+                if st is not None and stat.S_ISDIR(st.st_mode):
+                    return _exists_outcome(given)
+                if st is not None and stat.S_ISLNK(st.st_mode):
+                    raise _changed(confined) from None
+                raise StepError(
+                    f"{given!r} already exists and is not a folder ({confined.resolved})") from None
+            os.fsync(fd)
+    except ParentMissing as exc:
+        raise _missing_parent(confined, exc) from None
+    return StepOutcome(
+        ok=True,
+        output=f"created {given}",
+        data={"path": given, "created": True},
+    )
+
+
+def _exists_outcome(given: str) -> StepOutcome:
+    return StepOutcome(
+        ok=True, output=f"{given} already exists", data={"path": given, "created": False}
+    )
+
+
+def _delete(confined: Confined, call: BoundCall) -> StepOutcome:
+    name = _regular_name(confined)
+    try:
+        with _parent(confined, lock=True) as fd:
+            st = _lstat(fd, name)
+            if st is None:
+                raise StepError(f"no such file: {confined.given!r} ({confined.resolved})")
+            if stat.S_ISDIR(st.st_mode):
+                raise StepError(
+                    f"{confined.given!r} is a folder ({confined.resolved}); "
+                    "`files delete` removes files only")
+            if stat.S_ISLNK(st.st_mode):
+                raise _changed(confined)
+            os.unlink(name, dir_fd=fd)
+            os.fsync(fd)
+    except ParentMissing:
+        raise StepError(f"no such file: {confined.given!r} ({confined.resolved})") from None
+    return StepOutcome(
+        ok=True,
+        output=f"deleted {confined.given}",
+        data={"path": confined.given, "deleted": True},
+    )
+
+
+_HANDLERS: dict[str, Callable[[Confined, BoundCall], StepOutcome]] = {
+    "read": _read,
+    "write": _write,
+    "append": _append,
+    "list": _list,
+    "mkdir": _mkdir,
+    "delete": _delete,
+}

@@ -1,0 +1,144 @@
+"""policy show / check, audit tail / show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli.render import emit_json, out
+
+policy_app = typer.Typer(help="Show the effective policy and check capabilities against it.", no_args_is_help=True)
+audit_app = typer.Typer(help="Read the audit log in Runtime Home.", no_args_is_help=True)
+app.add_typer(policy_app, name="policy")
+app.add_typer(audit_app, name="audit")
+
+
+@policy_app.command("show")
+def policy_show_cmd() -> None:
+    """Print the effective policy and where each value came from."""
+    ws = workspace()
+    ensure_home(ws)
+    doc = ws.policy.to_json()
+    if json_mode():
+        emit_json({"ok": True, "policy": doc})
+        return
+    out("sources: " + " <- ".join(doc["sources"]))
+
+    def grouped(items: list[dict[str, Any]], key: str) -> None:
+        by: dict[str, list[str]] = {}
+        for item in items:
+            by.setdefault(item["source"], []).append(item[key])
+        for source, names in by.items():
+            out(f"    {', '.join(names)}  [{source}]")
+
+    out("allowed_binaries:")
+    grouped(doc["allowed_binaries"], "name")
+    conflicts = sorted({b["name"] for b in doc["allowed_binaries"]} & {b["name"] for b in doc["denied_binaries"]})
+    if conflicts:
+        out(f"    (also denied, so never run: {', '.join(conflicts)})")
+    out("denied_binaries:")
+    grouped(doc["denied_binaries"], "name")
+    out("denied_arguments:")
+    for item in doc["denied_arguments"]:
+        out(f"    {item['binary']}: {' '.join(item['run'])}  [{item['source']}]")
+    out("denied_operations:")
+    for item in doc["denied_operations"]:
+        out(f"    {item['operation']}  [{item['source']}]")
+    for key in ("read_roots", "write_roots", "timeout_seconds"):
+        out(f"{key}: {doc[key]['value']}  [{doc[key]['source']}]")
+    out("binary_environment:")
+    grouped(doc["binary_environment"], "name")
+    out("binary_credentials:")
+    for item in doc["binary_credentials"]:
+        out(f"    {item['binary']} -> {item['credential']}  [{item['source']}]")
+
+
+@policy_app.command("check")
+def policy_check_cmd(
+    name: str = typer.Argument(..., help="Capability path or name."),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help="An input as key=value (repeatable)."),
+) -> None:
+    """Show each step's policy decision without running anything."""
+    from runtime.cli.run_cmds import _parse_inputs, _plan_exit
+    from runtime.pipeline import validated
+
+    ws = workspace()
+    ensure_home(ws)
+    from runtime.plan import build_plan
+    from runtime.redact import Redactor
+    from runtime.services import Services
+
+    target, result = validated(ws, name)
+    values = _parse_inputs(inputs)
+    redactor = Redactor()
+    plan = build_plan(result.capability, values, ws, Services(ws, redactor))
+    decisions = [
+        {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()} for s in plan.steps
+    ]
+
+    class _P:
+        pass
+
+    holder: Any = _P()
+    holder.plan = plan
+    code = _plan_exit(holder)
+    if json_mode():
+        emit_json({"ok": code == 0, "exit_code": code, "capability": target.display, "decisions": decisions})
+    else:
+        for d in decisions:
+            verdict = "allowed" if d["allowed"] else "REFUSED"
+            reason = f" ({d['reason']})" if d["reason"] else ""
+            out(f"[{d['index']}] {d['target']}: {verdict} by {d['rule']}{reason}")
+    raise typer.Exit(code)
+
+
+@audit_app.command("tail")
+def audit_tail_cmd(n: int = typer.Option(20, "-n", "--lines", help="How many records to show.")) -> None:
+    """Show the last N audit records."""
+    from collections import deque
+
+    from runtime.audit import read_records
+
+    ws = workspace()
+    ensure_home(ws)
+    records = list(deque(read_records(ws.home.audit_log), maxlen=max(0, n)))
+    _render_records(records, ws.home.audit_log)
+
+
+@audit_app.command("show")
+def audit_show_cmd(run_id: str = typer.Argument(..., help="A run id (from execute's output).")) -> None:
+    """Show every audit record of one run."""
+    from runtime.audit import read_records
+    from runtime.errors import NotFound
+
+    ws = workspace()
+    ensure_home(ws)
+    records = [r for r in read_records(ws.home.audit_log) if r.get("run_id") == run_id]
+    if not records:
+        raise NotFound(f"no audit records for run '{run_id}'", hint="`runtime audit tail` lists recent runs")
+    _render_records(records, ws.home.audit_log)
+
+
+def _render_records(records: list[dict[str, Any]], path: Any) -> None:
+    if json_mode():
+        emit_json({"ok": True, "audit_log": str(path), "records": records})
+        return
+    if not records:
+        out(f"no audit records in {path}")
+        return
+    for r in records:
+        event = r.get("event", "?")
+        parts = [str(r.get("time", "")), str(r.get("run_id", "")), event]
+        if "step" in r:
+            parts.append(f"step {r['step']}")
+        if "target" in r:
+            parts.append(str(r["target"]))
+        if "status" in r:
+            parts.append(str(r["status"]))
+        if r.get("exit_code") is not None:
+            parts.append(f"exit {r['exit_code']}")
+        if r.get("reason"):
+            parts.append(str(r["reason"]))
+        out("  ".join(parts))

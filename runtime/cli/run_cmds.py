@@ -1,0 +1,285 @@
+"""capability execute / plan, `runtime command run`, direct provider calls, and their rendering."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli.commands import capability_app
+from runtime.cli.render import emit_json, err, out
+from runtime.errors import RuntimeFailure
+from runtime.exitcodes import ExitCode
+
+INPUT_HELP = "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
+
+
+def _short_args(args: list[str], limit: int = 80) -> str:
+    text = shlex.join(args)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class TextReporter:
+    """One line per step as it starts and ends, the step's own output beneath it."""
+
+    def __init__(self, redactor: Any) -> None:
+        self.redactor = redactor
+        self.open_line = False
+        self.streamed = False
+
+    def _label(self, planned: Any, total: int) -> str:
+        shown = planned.args[len(planned.operation.words):] if planned.operation else planned.args
+        words = planned.label
+        return f"[{planned.index}/{total}] {words} {_short_args([self.redactor.text(a) for a in shown])}".rstrip()
+
+    def step_started(self, planned: Any, total: int) -> None:
+        sys.stdout.write(self._label(planned, total) + " ...")
+        sys.stdout.flush()
+        self.open_line = True
+        self.streamed = False
+
+    def step_output(self, planned: Any, stream: str, text: str) -> None:
+        if self.open_line:
+            sys.stdout.write("\n")
+            self.open_line = False
+        self.streamed = True
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        target.write(text)
+        target.flush()
+
+    def step_finished(self, result: Any, total: int) -> None:
+        status = result.status
+        timing = f"{result.duration_ms:.0f} ms"
+        if self.open_line:
+            sys.stdout.write(f" {status} {timing}\n")
+        else:
+            if self.streamed:
+                sys.stdout.write("\n" if not _ends_with_newline() else "")
+            sys.stdout.write(f"[{result.planned.index}/{total}] {status} {timing}\n")
+        self.open_line = False
+        outcome = result.outcome
+        if outcome is not None and outcome.output and not outcome.streamed:
+            text = self.redactor.text(outcome.output)
+            for line in text.splitlines():
+                sys.stdout.write(f"    {line}\n")
+        if outcome is not None and outcome.truncated:
+            sys.stdout.write(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
+        if result.error:
+            sys.stdout.write(f"    error: {self.redactor.text(result.error)}\n")
+        if result.hint:
+            sys.stdout.write(f"    hint: {self.redactor.text(result.hint)}\n")
+        sys.stdout.flush()
+
+
+def _ends_with_newline() -> bool:
+    return True
+
+
+class QuietReporter:
+    def step_started(self, planned: Any, total: int) -> None:
+        pass
+
+    def step_output(self, planned: Any, stream: str, text: str) -> None:
+        pass
+
+    def step_finished(self, result: Any, total: int) -> None:
+        pass
+
+
+@contextmanager
+def _sigterm_as_exception() -> Iterator[None]:
+    from runtime.execution import Terminated
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def plan_json(prepared: Any) -> dict[str, Any]:
+    cap = prepared.capability
+    return {
+        "capability": {"path": cap.path, "sha256": cap.sha256},
+        "inputs": prepared.redactor.inputs(prepared.inputs),
+        "steps": [s.to_json(prepared.redactor) for s in prepared.plan.steps],
+        "warnings": [p.to_json() for p in prepared.warnings],
+    }
+
+
+def render_plan_text(prepared: Any) -> None:
+    cap = prepared.capability
+    red = prepared.redactor
+    out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
+    for key, value in red.inputs(prepared.inputs).items():
+        out(f"  input {key} = {value!r}")
+    total = len(prepared.plan.steps)
+    for s in prepared.plan.steps:
+        shown = s.args[len(s.operation.words):] if s.operation else s.args
+        out(f"[{s.index}/{total}] {s.label} {_short_args([red.text(a) for a in shown], 200)}".rstrip())
+        if s.binary is not None:
+            out(f"      binary: {s.binary_path or '(not found on PATH)'}")
+        else:
+            out(f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}")
+        verdict = "allowed" if s.decision.allowed else "REFUSED"
+        reason = f" ({s.decision.reason})" if s.decision.reason else ""
+        out(f"      policy: {verdict} by {s.decision.rule}{reason}")
+        for note in s.inspection.notes:
+            out(f"      note: {red.text(note)}")
+    for p in prepared.warnings:
+        out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+
+
+def _plan_exit(prepared: Any) -> int:
+    if prepared.plan.refused:
+        return int(ExitCode.POLICY_REFUSED)
+    if prepared.plan.missing_binaries:
+        return int(ExitCode.MISSING_CAPABILITY)
+    return 0
+
+
+def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
+    from pathlib import Path
+
+    from runtime.substitute import parse_input_pairs
+
+    return parse_input_pairs(pairs or [], Path.cwd())
+
+
+def show_plan(prepared: Any, command: str) -> int:
+    code = _plan_exit(prepared)
+    if json_mode():
+        doc = {"ok": code == 0, "exit_code": code, "command": command, "dry_run": True, **plan_json(prepared)}
+        emit_json(doc)
+    else:
+        render_plan_text(prepared)
+        if code == int(ExitCode.POLICY_REFUSED):
+            out(f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run")
+        elif code == int(ExitCode.MISSING_CAPABILITY):
+            out("a binary is missing on PATH; nothing would run")
+        else:
+            out(f"{len(prepared.plan.steps)} step(s) planned; nothing was run")
+    return code
+
+
+def run_prepared(ws: Any, prepared: Any, timeout: float | None) -> int:
+    from runtime.audit import new_run_id
+    from runtime.pipeline import execute, gate, record_refusal
+
+    run_id = new_run_id(ws.clock)
+    try:
+        gate(prepared)
+    except RuntimeFailure as failure:
+        record_refusal(ws, prepared, run_id, failure.message, failure.code)
+        raise
+    reporter = QuietReporter() if json_mode() else TextReporter(prepared.redactor)
+    with _sigterm_as_exception():
+        result = execute(prepared, reporter, timeout, run_id)
+    red = prepared.redactor
+    total = len(result.results)
+    ok_count = sum(1 for r in result.results if r.status == "ok")
+    not_run = [r.planned.index for r in result.results if r.status == "not-run"]
+    failed = result.failed_step
+    applied_note = None
+    if failed is not None and ok_count:
+        applied_note = (f"steps {', '.join(str(r.planned.index) for r in result.results if r.status == 'ok')} "
+                        "stay applied: capabilities are not transactional")
+    if json_mode():
+        cap = prepared.capability
+        emit_json(
+            {
+                "ok": result.exit_code == 0,
+                "exit_code": result.exit_code,
+                "status": result.status,
+                "run_id": result.run_id,
+                "capability": {"path": cap.path, "sha256": cap.sha256},
+                "inputs": red.inputs(prepared.inputs),
+                "steps": [r.to_json(red) for r in result.results],
+                "summary": {"total": total, "ok": ok_count, "not_run": len(not_run),
+                            "failed_step": failed.planned.index if failed else None},
+                "note": applied_note,
+            }
+        )
+    else:
+        if failed is None:
+            out(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
+        else:
+            line = f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
+            if not_run:
+                line += f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
+            out(line + f" (run {result.run_id})")
+            if applied_note:
+                out(f"note: {applied_note}")
+    return result.exit_code
+
+
+@capability_app.command("execute")
+def execute_cmd(
+    name: str = typer.Argument(..., help="Capability path or name."),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and policy decisions; run nothing."),
+    timeout: float = typer.Option(None, "--timeout", help="Per-step time limit in seconds (default: policy)."),
+) -> None:
+    """Run a capability's steps in order, stopping at the first failure."""
+    from runtime.pipeline import prepare
+
+    ws = workspace()
+    ensure_home(ws)
+    prepared = prepare(ws, name, _parse_inputs(inputs))
+    if dry_run:
+        raise typer.Exit(show_plan(prepared, "capability execute --dry-run"))
+    for p in prepared.warnings:
+        err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+    raise typer.Exit(run_prepared(ws, prepared, timeout))
+
+
+@capability_app.command("plan")
+def plan_cmd(
+    name: str = typer.Argument(..., help="Capability path or name."),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+) -> None:
+    """Show exactly what execute would do, with each policy decision. Causes no side effect."""
+    from runtime.pipeline import prepare
+
+    ws = workspace()
+    ensure_home(ws)
+    prepared = prepare(ws, name, _parse_inputs(inputs))
+    raise typer.Exit(show_plan(prepared, "capability plan"))
+
+
+command_app = typer.Typer(help="Run an allow-listed binary directly.", no_args_is_help=True)
+app.add_typer(command_app, name="command")
+
+
+@command_app.command(
+    "run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
+def command_run_cmd(
+    ctx: typer.Context,
+    binary: str = typer.Argument(..., help="An allow-listed binary name."),
+    timeout: float = typer.Option(None, "--timeout", help="Time limit in seconds (default: policy)."),
+) -> None:
+    """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
+    from runtime.pipeline import single_step
+
+    ws = workspace()
+    ensure_home(ws)
+    prepared = single_step(ws, None, binary, list(ctx.args))
+    raise typer.Exit(run_prepared(ws, prepared, timeout))
+
+
+def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
+    from runtime.pipeline import single_step
+
+    ensure_home(ws)
+    prepared = single_step(ws, provider.name, None, args)
+    return run_prepared(ws, prepared, None)

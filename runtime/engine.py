@@ -1,0 +1,188 @@
+"""Execute and record: run the planned steps in order, stop at the first failure.
+
+Sixth and seventh stations. Each step is announced in the audit log before
+it runs (if that record cannot be written, the step does not run) and its
+result is recorded after. Earlier steps stay applied when a later one fails:
+capabilities are not transactional, and the result says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from runtime.audit import AuditError, AuditLog
+from runtime.errors import MissingCredential, PolicyRefusal, RuntimeFailure
+from runtime.execution import StepEnvironment, StepError, StepOutcome, Terminated
+from runtime.exitcodes import ExitCode
+from runtime.plan import Plan, PlannedStep
+from runtime.redact import Redactor
+from runtime.workspace import Workspace
+
+STEP_STATUSES = ("ok", "failed", "refused", "missing-credential", "interrupted", "terminated", "not-run")
+
+
+@dataclass
+class StepResult:
+    planned: PlannedStep
+    status: str
+    outcome: StepOutcome | None = None
+    duration_ms: float = 0.0
+    error: str | None = None
+    hint: str | None = None
+
+    def to_json(self, redactor: Redactor) -> dict[str, Any]:
+        doc = self.planned.to_json(redactor)
+        o = self.outcome
+        doc.update(
+            {
+                "status": self.status,
+                "exit_code": o.exit_code if o else None,
+                "http_status": o.http_status if o else None,
+                "output": redactor.text(o.output) if o else None,
+                "data": redactor.data(o.data) if o else None,
+                "output_bytes": o.output_bytes if o else None,
+                "truncated": o.truncated if o else False,
+                "duration_ms": round(self.duration_ms, 3),
+                "error": redactor.text(self.error) if self.error else None,
+                "hint": redactor.text(self.hint) if self.hint else None,
+            }
+        )
+        return doc
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    plan: Plan
+    results: list[StepResult] = field(default_factory=list)
+    status: str = "ok"
+    exit_code: int = 0
+
+    @property
+    def failed_step(self) -> StepResult | None:
+        for r in self.results:
+            if r.status not in ("ok", "not-run"):
+                return r
+        return None
+
+
+class Reporter(Protocol):
+    def step_started(self, planned: PlannedStep, total: int) -> None: ...
+    def step_output(self, planned: PlannedStep, stream: str, text: str) -> None: ...
+    def step_finished(self, result: StepResult, total: int) -> None: ...
+
+
+def execute_plan(
+    plan: Plan,
+    ws: Workspace,
+    services: Any,
+    redactor: Redactor,
+    audit: AuditLog,
+    reporter: Reporter,
+    run_id: str,
+    timeout: float,
+) -> RunResult:
+    run = RunResult(run_id, plan)
+    total = len(plan.steps)
+    cap = plan.capability
+    base = {"run_id": run_id, "capability": cap.path, "sha256": cap.sha256}
+    stop: str | None = None
+    for planned in plan.steps:
+        if stop is not None:
+            run.results.append(StepResult(planned, "not-run"))
+            continue
+        try:
+            audit.record("step.start", **base, step=planned.index, target=planned.label,
+                         args=planned.args, transport=planned.transport, effect=planned.effect,
+                         decision=planned.decision.to_json())
+        except AuditError as exc:
+            result = StepResult(planned, "failed", error=f"{exc}; the step did not run",
+                                hint="make the audit log writable (Runtime Home's audit/ folder)")
+            run.results.append(result)
+            reporter.step_finished(result, total)
+            stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+            continue
+        reporter.step_started(planned, total)
+        result = _run_step(planned, ws, services, redactor, reporter, timeout)
+        run.results.append(result)
+        try:
+            audit.record(
+                "step", **base, step=planned.index, target=planned.label,
+                provider=planned.provider, operation=planned.operation.name if planned.operation else None,
+                binary=planned.binary, binary_path=planned.binary_path, args=planned.args,
+                transport=planned.transport, effect=planned.effect, decision=planned.decision.to_json(),
+                status=result.status,
+                exit_code=result.outcome.exit_code if result.outcome else None,
+                http_status=result.outcome.http_status if result.outcome else None,
+                duration_ms=round(result.duration_ms, 3), error=result.error,
+            )
+        except AuditError as exc:
+            result.status = "failed"
+            result.error = f"{exc} (the step itself ran)"
+        reporter.step_finished(result, total)
+        if result.status == "interrupted":
+            stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
+        elif result.status == "terminated":
+            stop, run.exit_code = "terminated", int(ExitCode.TERMINATED)
+        elif result.status == "refused":
+            stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
+        elif result.status == "missing-credential":
+            stop, run.exit_code = "missing-credential", int(ExitCode.MISSING_CREDENTIAL)
+        elif result.status != "ok":
+            stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+    run.status = stop or "ok"
+    try:
+        audit.record("run.end", **base, status=run.status, exit_code=run.exit_code,
+                     steps=len(plan.steps), ok=sum(1 for r in run.results if r.status == "ok"))
+    except AuditError:
+        pass  # the step records already hold the outcome; the CLI reports the run's own result
+    return run
+
+
+def _run_step(planned: PlannedStep, ws: Workspace, services: Any, redactor: Redactor,
+              reporter: Reporter, timeout: float) -> StepResult:
+    env = StepEnvironment(
+        cwd=ws.cwd,
+        environ=ws.environ,
+        policy=ws.policy,
+        redactor=redactor,
+        services=services,
+        timeout=timeout,
+        on_output=lambda stream, text: reporter.step_output(planned, stream, text),
+        step_index=planned.index,
+    )
+    started = time.perf_counter()
+
+    def done(status: str, outcome: StepOutcome | None = None, error: str | None = None,
+             hint: str | None = None) -> StepResult:
+        return StepResult(planned, status, outcome, (time.perf_counter() - started) * 1000, error, hint)
+
+    try:
+        if planned.binary is not None:
+            from runtime.binaries import run_binary
+
+            assert planned.binary_path is not None
+            outcome = run_binary(planned.binary_path, planned.binary, planned.args, env,
+                                 planned.credential, planned.inspection.credential_host)
+        else:
+            provider = ws.registry.get(planned.provider or "")
+            assert provider is not None and planned.operation is not None and planned.call is not None
+            outcome = provider.execute(planned.operation, planned.call, env)
+    except KeyboardInterrupt:
+        return done("interrupted", error="interrupted by SIGINT; the step's processes were stopped")
+    except Terminated:
+        return done("terminated", error="terminated by SIGTERM; the step's processes were stopped")
+    except PolicyRefusal as exc:
+        return done("refused", error=exc.message, hint=exc.hint)
+    except MissingCredential as exc:
+        return done("missing-credential", error=exc.message, hint=exc.hint)
+    except StepError as exc:
+        outcome = StepOutcome(ok=False, exit_code=exc.exit_code, http_status=exc.http_status, data=exc.data)
+        return done("failed", outcome, exc.message, exc.hint)
+    except RuntimeFailure as exc:
+        return done("failed", error=exc.message, hint=exc.hint)
+    if outcome.ok:
+        return done("ok", outcome)
+    return done("failed", outcome, outcome.error or "the step failed", outcome.hint)

@@ -1,0 +1,65 @@
+"""What a provider gets to run a step, and what it gives back.
+
+:class:`StepEnvironment` is everything a step may use: nothing is read from
+globals. :class:`StepOutcome` is the result, text for people and data for
+JSON. Providers signal failure by returning ``ok=False`` or by raising one of
+the errors in :mod:`runtime.errors` (a policy refusal, a missing credential)
+or :class:`StepError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.policy import Policy
+    from runtime.redact import Redactor
+    from runtime.services import Services
+
+
+class StepError(Exception):
+    """A step failed; the message is shown to the user as is (no secrets in it)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None,
+                 http_status: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.exit_code = exit_code
+        self.http_status = http_status
+        self.data = data
+
+
+@dataclass
+class StepEnvironment:
+    cwd: Path
+    environ: Mapping[str, str]
+    policy: Policy
+    redactor: Redactor
+    services: Services
+    timeout: float
+    # Called with chunks of a step's own output while it runs (text mode streams it).
+    on_output: Callable[[str, str], None] = field(default=lambda stream, text: None)
+    step_index: int = 0
+
+
+@dataclass
+class StepOutcome:
+    ok: bool
+    output: str = ""  # human-readable output of the step
+    data: Any = None  # structured output (JSON-able)
+    exit_code: int | None = None  # a binary's (or gh's) exit code
+    http_status: int | None = None  # the last HTTP status of a REST/GraphQL step
+    error: str | None = None
+    hint: str | None = None
+    output_bytes: int | None = None  # total bytes a process printed (output may be a head and tail)
+    truncated: bool = False
+    streamed: bool = False  # the output already reached the terminal while the step ran
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Terminated(BaseException):
+    """Raised in the main thread when the process receives SIGTERM."""

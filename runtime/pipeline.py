@@ -1,0 +1,170 @@
+"""The pipeline in one place: load -> validate -> resolve -> (preflight) -> plan/policy -> execute -> record.
+
+Each function is one station or a short run of them; the CLI calls them in
+order and renders what they return. Errors are values (problems) until a
+station must stop the command, then a :class:`~runtime.errors.RuntimeFailure`
+carries the documented exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.catalog import Target, resolve_one
+from runtime.document import Document
+from runtime.engine import Reporter, RunResult, execute_plan
+from runtime.errors import InvalidCapability, MissingCapability, PolicyRefusal, UsageError
+from runtime.model import Arg, Capability, Step
+from runtime.plan import Plan, build_plan
+from runtime.problems import Problem
+from runtime.provider import bind, match_operation
+from runtime.redact import Redactor
+from runtime.services import Services
+from runtime.substitute import check_inputs
+from runtime.validate import Validation, validate_file
+from runtime.workspace import Workspace
+
+
+@dataclass
+class Prepared:
+    target: Target | None
+    capability: Capability
+    inputs: dict[str, str]
+    plan: Plan
+    services: Services
+    redactor: Redactor
+    warnings: list[Problem]
+
+
+def validated(ws: Workspace, name: str) -> tuple[Target, Validation]:
+    target = resolve_one(name, ws.sources, ws.cwd)
+    result = validate_file(target.path, target.display, ws.registry, ws.policy)
+    if not result.ok:
+        errors = [p for p in result.problems if p.is_error]
+        raise InvalidCapability(
+            f"{target.display} is not a valid capability ({len(errors)} error{'s' if len(errors) != 1 else ''}); nothing ran",
+            hint=f"run `runtime capability validate {name}` for details",
+            problems=errors,
+        )
+    return target, result
+
+
+def prepare(ws: Workspace, name: str, inputs: dict[str, str]) -> Prepared:
+    target, result = validated(ws, name)
+    cap = result.capability
+    check_inputs(cap, inputs)
+    redactor = Redactor()
+    for key, value in inputs.items():
+        from runtime.redact import SECRET_NAME
+
+        if SECRET_NAME.search(key):
+            redactor.add(value)
+    services = Services(ws, redactor)
+    plan = build_plan(cap, inputs, ws, services)
+    warnings = [p for p in result.problems if not p.is_error]
+    return Prepared(target, cap, inputs, plan, services, redactor, warnings)
+
+
+def single_step(ws: Workspace, provider: str | None, binary: str | None, args: list[str]) -> Prepared:
+    """A one-step capability for `runtime <provider> ...` and `runtime command run`."""
+    label = f"runtime {provider or 'command run ' + (binary or '')}"
+    if provider is not None:
+        prov = ws.registry.get(provider)
+        assert prov is not None
+        op = match_operation(prov.operations, args)
+        if op is None:
+            raise UsageError(
+                f"'{' '.join(args[:2])}' is not an operation of '{provider}'",
+                hint=f"run `runtime {provider} --help` for the operations",
+            )
+        _, problems = bind(op, args[len(op.words):])
+        if problems:
+            raise UsageError(problems[0].message, hint=problems[0].hint)
+    else:
+        assert binary is not None
+        if not ws.policy.binary_listed(binary):
+            raise PolicyRefusal(
+                f"binary '{binary}' is not in allowed_binaries",
+                hint="allowed: " + ", ".join(sorted(ws.policy.allowed_binaries)),
+            )
+    doc = Document(label, "", "")
+    step = Step(1, provider, binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
+    cap = Capability(label, "", doc, steps=[step])
+    redactor = Redactor()
+    services = Services(ws, redactor)
+    plan = build_plan(cap, {}, ws, services)
+    return Prepared(None, cap, {}, plan, services, redactor, [])
+
+
+def gate(prepared: Prepared) -> None:
+    """Refuse before anything runs: a policy refusal (3) or a missing binary (5)."""
+    plan = prepared.plan
+    refused = plan.refused
+    if refused:
+        lines = []
+        for s in refused:
+            what = f"{s.label} {' '.join(prepared.redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0:])}".strip()
+            reason = f": {s.decision.reason}" if s.decision.reason else ""
+            lines.append(f"step {s.index} ({what}) refused by {s.decision.rule}{reason}")
+        raise PolicyRefusal(
+            "; ".join(lines) + "; nothing ran",
+            hint="`runtime policy show` prints the effective policy and where each rule comes from",
+        )
+    missing = plan.missing_binaries
+    if missing:
+        names = ", ".join(sorted({s.binary or "" for s in missing}))
+        raise MissingCapability(
+            f"missing capability: binary {names} not found on PATH; nothing ran",
+            hint="install it, or put it on PATH",
+        )
+
+
+def execute(prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str) -> RunResult:
+    from runtime.audit import AuditError, AuditLog
+
+    ws = prepared.services.workspace
+    try:
+        audit = AuditLog(ws.home.audit_log, prepared.redactor, ws.clock)
+    except AuditError as exc:
+        raise UsageError(f"{exc}; nothing ran", hint="make Runtime Home writable, or set RUNTIME_HOME") from None
+    cap = prepared.capability
+    try:
+        audit.record(
+            "run.start", run_id=run_id, capability=cap.path, sha256=cap.sha256,
+            inputs=prepared.redactor.inputs(prepared.inputs), steps=len(prepared.plan.steps),
+        )
+    except AuditError as exc:
+        audit.close()
+        raise UsageError(f"{exc}; nothing ran", hint="make the audit log writable") from None
+    try:
+        return execute_plan(
+            prepared.plan, ws, prepared.services, prepared.redactor, audit, reporter, run_id,
+            timeout if timeout is not None else ws.policy.timeout(),
+        )
+    finally:
+        audit.close()
+        prepared.services.close()
+
+
+def record_refusal(ws: Workspace, prepared: Prepared | None, run_id: str, reason: str, status: str) -> None:
+    """A refused run leaves one audit record too (best effort: the refusal itself is the answer)."""
+    from runtime.audit import AuditError, AuditLog
+
+    redactor = prepared.redactor if prepared else Redactor()
+    try:
+        audit = AuditLog(ws.home.audit_log, redactor, ws.clock)
+    except AuditError:
+        return
+    try:
+        cap = prepared.capability if prepared else None
+        audit.record("run.refused", run_id=run_id, capability=cap.path if cap else None,
+                     sha256=cap.sha256 if cap else None, status=status, reason=reason)
+    except AuditError:
+        pass
+    finally:
+        audit.close()
+
+
+def describe_inputs(prepared: Prepared) -> dict[str, Any]:
+    return prepared.redactor.inputs(prepared.inputs)

@@ -1,0 +1,140 @@
+"""Resolve and policy: bind each step to an operation or a binary, substitute, decide.
+
+Third and fifth stations. Building a plan causes no side effect: no file is
+written, no process started, no network contacted. Providers take part
+through their optional ``inspect`` hook, which only looks.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.model import Capability, Step
+from runtime.policy import Decision
+from runtime.provider import BoundCall, Operation, bind, match_operation, resolve_call
+from runtime.redact import Redactor
+from runtime.substitute import substitute
+from runtime.workspace import Workspace
+
+
+@dataclass
+class Inspection:
+    """What a provider says about a call before it runs (no side effects)."""
+
+    decision: Decision | None = None  # a refusal beyond the generic rules (e.g. a path outside the roots)
+    notes: list[str] = field(default_factory=list)  # e.g. "ORG from context 'work': acme"
+    hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
+    credential_host: str | None = None
+
+
+@dataclass
+class PlannedStep:
+    index: int
+    step: Step
+    args: list[str]  # resolved
+    decision: Decision
+    provider: str | None = None
+    operation: Operation | None = None
+    call: BoundCall | None = None
+    binary: str | None = None
+    binary_path: str | None = None
+    transport: str = "process"
+    effect: str = "write"
+    credential: str | None = None
+    inspection: Inspection = field(default_factory=Inspection)
+
+    @property
+    def label(self) -> str:
+        if self.provider is not None and self.operation is not None:
+            return f"{self.provider} {self.operation.name}"
+        return self.binary or "?"
+
+    def to_json(self, redactor: Redactor) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "kind": "provider" if self.provider is not None else "binary",
+            "provider": self.provider,
+            "operation": self.operation.name if self.operation else None,
+            "binary": self.binary,
+            "binary_path": self.binary_path,
+            "args": redactor.data(self.args),
+            "transport": self.transport,
+            "effect": self.effect,
+            "credential": self.credential,
+            "decision": self.decision.to_json(),
+            "notes": redactor.data(self.inspection.notes),
+            "hosts": self.inspection.hosts,
+        }
+
+
+@dataclass
+class Plan:
+    capability: Capability
+    inputs: dict[str, str]
+    steps: list[PlannedStep]
+
+    @property
+    def refused(self) -> list[PlannedStep]:
+        return [s for s in self.steps if not s.decision.allowed]
+
+    @property
+    def missing_binaries(self) -> list[PlannedStep]:
+        return [s for s in self.steps if s.binary is not None and s.binary_path is None and s.decision.allowed]
+
+
+def build_plan(cap: Capability, inputs: dict[str, str], ws: Workspace, services: Any) -> Plan:
+    steps = [plan_step(step, inputs, ws, services) for step in cap.steps]
+    return Plan(cap, dict(inputs), steps)
+
+
+def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) -> PlannedStep:
+    resolved = [substitute(a, inputs) for a in step.arg_texts]
+    policy = ws.policy
+    if step.binary is not None:
+        decision = policy.decide_binary(step.binary, resolved)
+        path = shutil.which(step.binary, path=ws.path) if decision.allowed else None
+        return PlannedStep(
+            step.index,
+            step,
+            resolved,
+            decision,
+            binary=step.binary,
+            binary_path=path,
+            transport="process",
+            effect="write",
+            credential=policy.credential_for_binary(step.binary),
+        )
+    provider = ws.registry.get(step.provider or "")
+    if provider is None:  # validated earlier; kept total for safety
+        return PlannedStep(step.index, step, resolved, Decision(False, "registry", "provider not registered"),
+                           provider=step.provider)
+    operation = match_operation(provider.operations, step.arg_texts)
+    if operation is None:
+        return PlannedStep(step.index, step, resolved, Decision(False, "registry", "no such operation"),
+                           provider=provider.name)
+    n = len(operation.words)
+    binding, _ = bind(operation, step.arg_texts[n:])
+    call = resolve_call(binding, resolved[n:])
+    decision = policy.decide_operation(provider.name, resolved)
+    inspection = Inspection()
+    inspect = getattr(provider, "inspect", None)
+    if inspect is not None:
+        inspection = inspect(operation, call, ws, services)
+        if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
+            decision = inspection.decision
+    return PlannedStep(
+        step.index,
+        step,
+        resolved,
+        decision,
+        provider=provider.name,
+        operation=operation,
+        call=call,
+        transport=operation.transport,
+        effect=operation.effect_of(call),
+        credential=operation.credential,
+        inspection=inspection,
+    )

@@ -1,0 +1,463 @@
+"""Run one external program safely: no shell, bounded memory, a timeout, clean interruption.
+
+:func:`run_process` starts ``argv`` (``argv[0]`` an absolute path) in a session
+and process group of its own, with exactly the environment it is given and
+stdin connected to ``/dev/null``. Both pipes are read in the calling thread
+with a selector, so a ``KeyboardInterrupt`` (or any other exception raised by
+a signal handler) arrives while we wait and is handled here.
+
+Memory stays bounded whatever the program prints: per stream only a head and
+a tail (a ring of the last bytes) are kept, the rest is counted and replaced
+by a marker saying how many bytes were omitted.
+
+Whenever the run ends -- normally, by timeout or by an exception -- the whole
+process group is terminated: SIGTERM, a short grace, then SIGKILL. Background
+processes the program left behind in its group are therefore ended too. A
+process that moved itself to another session or group cannot be reached; if
+it keeps the pipes open we stop reading after a bounded wait.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+CHUNK_SIZE = 64 * 1024
+# Seconds between SIGTERM and SIGKILL of the process group.
+TERM_GRACE = 2.0
+# After SIGKILL, seconds to wait (at most) for the group to die.
+KILL_WAIT = 1.0
+# After the program exits, seconds its descendants may keep the pipes open.
+EOF_GRACE = 1.0
+# How often to check on the program when its exit cannot be waited for (no pidfd).
+POLL_INTERVAL = 0.05
+# A partial line longer than this is streamed without waiting for its newline.
+MAX_PENDING_CHARS = CHUNK_SIZE
+
+
+class ProcessStartError(Exception):
+    """The program could not be started (missing, not executable, bad directory...)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class ProcessResult:
+    exit_code: int | None  # None when killed by timeout/interrupt before exiting normally
+    stdout: str  # bounded: head + marker + tail when over the limit
+    stderr: str
+    stdout_bytes: int  # total bytes the program wrote to stdout
+    stderr_bytes: int
+    truncated: bool  # either stream was cut
+    timed_out: bool
+    duration: float
+
+
+def omission_marker(omitted: int) -> str:
+    """The text put between head and tail of a stream that was cut."""
+    return f"\n[... {omitted} bytes omitted ...]\n"
+
+
+def _complete_head(data: bytes | bytearray) -> int:
+    """Length of ``data`` without a UTF-8 sequence cut at its end."""
+    n = len(data)
+    i = n - 1
+    while i >= 0 and n - i < 4 and data[i] & 0xC0 == 0x80:
+        i -= 1
+    if i < 0:
+        return n
+    lead = data[i]
+    if 0xC0 <= lead < 0xE0:
+        needed = 2
+    elif 0xE0 <= lead < 0xF0:
+        needed = 3
+    elif 0xF0 <= lead < 0xF8:
+        needed = 4
+    else:
+        return n
+    return i if n - i < needed else n
+
+
+def _complete_tail(data: bytes | bytearray) -> int:
+    """Offset of the first byte of ``data`` that does not continue a cut UTF-8 sequence."""
+    i = 0
+    while i < min(3, len(data)) and data[i] & 0xC0 == 0x80:
+        i += 1
+    return i
+
+
+class _Stream:
+    """One output pipe: keeps a head and a tail, counts bytes, streams text."""
+
+    def __init__(
+        self,
+        name: str,
+        file: IO[bytes],
+        *,
+        head_bytes: int,
+        tail_bytes: int,
+        on_output: Callable[[str, str], None] | None,
+        redact: Callable[[str], str],
+    ) -> None:
+        self.name = name
+        self.file = file
+        self.head_limit = head_bytes
+        self.tail_limit = tail_bytes
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.open = True
+        self._on_output = on_output
+        self._redact = redact
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        rest = memoryview(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += rest[:room]
+            rest = rest[room:]
+        if rest and self.tail_limit > 0:
+            if len(rest) >= self.tail_limit:
+                self.tail[:] = rest[len(rest) - self.tail_limit :]
+            else:
+                self.tail += rest
+                excess = len(self.tail) - self.tail_limit
+                if excess > 0:
+                    del self.tail[:excess]
+        if self._on_output is not None:
+            self._stream_text(self._decoder.decode(data))
+
+    def _stream_text(self, text: str) -> None:
+        # Streamed text goes out in whole lines, so that ``redact`` sees a secret
+        # whole even when the program wrote it in pieces (or a read split it).
+        assert self._on_output is not None
+        text = self._pending + text
+        cut = text.rfind("\n") + 1
+        if cut == 0 and len(text) > MAX_PENDING_CHARS:
+            cut = len(text)
+        self._pending = text[cut:]
+        if cut:
+            self._on_output(self.name, self._redact(text[:cut]))
+
+    def finish(self) -> None:
+        """Stream whatever is left (a last line without newline, a cut UTF-8 sequence)."""
+        if self._on_output is None:
+            return
+        text = self._pending + self._decoder.decode(b"", final=True)
+        self._pending = ""
+        if text:
+            self._on_output(self.name, self._redact(text))
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        """The kept output: all of it, or head + marker + tail (both redacted)."""
+        if not self.truncated:
+            return self._redact(bytes(self.head + self.tail).decode("utf-8", errors="replace"))
+        head = bytes(self.head[: _complete_head(self.head)])
+        tail = bytes(self.tail[_complete_tail(self.tail) :])
+        omitted = self.total - len(head) - len(tail)
+        return (
+            self._redact(head.decode("utf-8", errors="replace"))
+            + omission_marker(omitted)
+            + self._redact(tail.decode("utf-8", errors="replace"))
+        )
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still alive (zombies count as dead).
+
+    Orphans killed in the group are reaped by init, which may take a moment; a
+    zombie can do no harm, so on Linux /proc is consulted to ignore them.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 3 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+class _Runner:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        *,
+        head_bytes: int,
+        tail_bytes: int,
+        on_output: Callable[[str, str], None] | None,
+        redact: Callable[[str], str],
+    ) -> None:
+        self.proc = proc
+        self.pgid = proc.pid  # start_new_session: the child leads its own group
+        self.selector = selectors.DefaultSelector()
+        self.streams: list[_Stream] = []
+        for name, file in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            assert file is not None
+            stream = _Stream(
+                name,
+                file,
+                head_bytes=head_bytes,
+                tail_bytes=tail_bytes,
+                on_output=on_output,
+                redact=redact,
+            )
+            self.streams.append(stream)
+            self.selector.register(file.fileno(), selectors.EVENT_READ, stream)
+        # A pidfd lets the selector wake up when the program exits (Linux >= 5.3).
+        self.pidfd: int | None = None
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None:
+            with contextlib.suppress(OSError):
+                pidfd: int = pidfd_open(proc.pid)
+                try:
+                    self.selector.register(pidfd, selectors.EVENT_READ, None)
+                except (OSError, ValueError):
+                    os.close(pidfd)
+                else:
+                    self.pidfd = pidfd
+
+    # -- waiting and reading ------------------------------------------------
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
+
+    def streams_open(self) -> bool:
+        return any(s.open for s in self.streams)
+
+    def pump(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for output or the program's exit; take what came."""
+        if self.pidfd is None and self.proc.returncode is None:
+            timeout = min(timeout, POLL_INTERVAL)
+        for key, _ in self.selector.select(max(timeout, 0.0)):
+            stream = key.data
+            if stream is None:  # the pidfd: the program exited
+                self._close_pidfd()
+                self.proc.poll()
+                continue
+            assert isinstance(stream, _Stream)
+            data = os.read(key.fd, CHUNK_SIZE)
+            if data:
+                stream.feed(data)
+            else:
+                self._close_stream(stream)
+                stream.finish()
+
+    def _close_stream(self, stream: _Stream) -> None:
+        if not stream.open:
+            return
+        stream.open = False
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(stream.file.fileno())
+        stream.file.close()
+
+    def _close_pidfd(self) -> None:
+        if self.pidfd is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(self.pidfd)
+            os.close(self.pidfd)
+            self.pidfd = None
+
+    def collect(self, timeout: float, start: float) -> bool:
+        """Read until the program is done; returns whether it timed out."""
+        deadline = start + timeout
+        eof_deadline: float | None = None
+        while True:
+            now = time.monotonic()
+            if self.exited():
+                if not self.streams_open():
+                    break
+                if eof_deadline is None:
+                    eof_deadline = now + EOF_GRACE
+                if now >= eof_deadline:
+                    break  # descendants hold the pipes: they are terminated below
+                self.pump(eof_deadline - now)
+            elif now >= deadline:
+                self.terminate(drain=True)
+                return True
+            else:
+                self.pump(deadline - now)
+        if _group_alive(self.pgid):
+            self.terminate(drain=True)
+        return False
+
+    # -- ending the process group -------------------------------------------
+
+    def _signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, signum)
+
+    def _wait_group(self, seconds: float, *, drain: bool) -> bool:
+        """Wait (reading output if ``drain``) until the group is dead; whether it is."""
+        end = time.monotonic() + seconds
+        while True:
+            self.proc.poll()  # reap the leader, or it stays a zombie of ours
+            if self.proc.returncode is not None and not _group_alive(self.pgid):
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            step = min(left, POLL_INTERVAL)
+            if drain and self.streams_open():
+                self.pump(step)
+            else:
+                time.sleep(step)
+
+    def terminate(self, *, drain: bool) -> None:
+        """SIGTERM the group, wait a grace, SIGKILL it; then stop reading."""
+        self._signal_group(signal.SIGTERM)
+        if not self._wait_group(TERM_GRACE, drain=drain):
+            self._signal_group(signal.SIGKILL)
+            self.proc.wait()
+            self._wait_group(KILL_WAIT, drain=drain)
+        # Whatever still holds the pipes escaped the group: stop reading from it.
+        for stream in self.streams:
+            if stream.open:
+                self._close_stream(stream)
+                if drain:
+                    stream.finish()
+
+    def abort(self) -> None:
+        """End the group after an exception, without calling back into the caller."""
+        try:
+            for stream in self.streams:
+                self._close_stream(stream)
+            self.terminate(drain=False)
+        except BaseException:
+            # Interrupted again while cleaning up: no more grace.
+            self._signal_group(signal.SIGKILL)
+            self.proc.wait()
+            raise
+
+    def close(self) -> None:
+        for stream in self.streams:
+            self._close_stream(stream)
+        self._close_pidfd()
+        self.selector.close()
+
+
+def _start_error(argv0: str, cwd: Path, exc: OSError) -> ProcessStartError:
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd) != argv0:
+        return ProcessStartError(f"cannot start {argv0}: working directory {cwd}: {reason}")
+    if isinstance(exc, FileNotFoundError):
+        return ProcessStartError(f"cannot start {argv0}: no such file")
+    if isinstance(exc, PermissionError):
+        return ProcessStartError(f"cannot start {argv0}: permission denied (not executable?)")
+    return ProcessStartError(f"cannot start {argv0}: {reason}")
+
+
+def run_process(
+    argv: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float,
+    on_output: Callable[[str, str], None] | None = None,
+    redact: Callable[[str], str] = lambda s: s,
+    head_bytes: int = 64 * 1024,
+    tail_bytes: int = 64 * 1024,
+) -> ProcessResult:
+    """Run ``argv`` to completion, or until ``timeout`` seconds, and return its output.
+
+    ``env`` is the child's complete environment. ``on_output(stream, text)`` is
+    called while the program runs with redacted text in whole lines (a partial
+    line is passed on at the end of the stream, or once it grows past
+    :data:`MAX_PENDING_CHARS`). Raises :class:`ProcessStartError` if the program
+    cannot be started. Any exception raised while waiting (``KeyboardInterrupt``
+    included) terminates the process group and is re-raised.
+    """
+    if not argv:
+        raise ValueError("run_process: argv is empty")
+    if not os.path.isabs(argv[0]):
+        raise ValueError(f"run_process: {argv[0]!r} is not an absolute path")
+    if head_bytes < 0 or tail_bytes < 0:
+        raise ValueError("run_process: head_bytes and tail_bytes must not be negative")
+
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise _start_error(argv[0], cwd, exc) from exc
+
+    runner: _Runner | None = None
+    try:
+        runner = _Runner(
+            proc,
+            head_bytes=head_bytes,
+            tail_bytes=tail_bytes,
+            on_output=on_output,
+            redact=redact,
+        )
+        timed_out = runner.collect(timeout, start)
+    except BaseException:
+        if runner is not None:
+            runner.abort()
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            for file in (proc.stdout, proc.stderr):
+                if file is not None:
+                    file.close()
+        raise
+    finally:
+        if runner is not None:
+            runner.close()
+
+    out, err = runner.streams
+    return ProcessResult(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+        truncated=out.truncated or err.truncated,
+        timed_out=timed_out,
+        duration=time.monotonic() - start,
+    )

@@ -1,0 +1,48 @@
+"""Shared, lazily built services of one command: the Auth Engine, contexts, HTTP clients.
+
+Nothing here is created until a step needs it, so commands that do not talk
+to GitHub never import httpx or keyring.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from runtime.redact import Redactor
+
+if TYPE_CHECKING:
+    from runtime.auth import AuthEngine
+    from runtime.context import ContextStore
+    from runtime.workspace import Workspace
+
+
+class Services:
+    def __init__(self, workspace: Workspace, redactor: Redactor) -> None:
+        self.workspace = workspace
+        self.redactor = redactor
+        self._closers: list[Any] = []
+        self.cache: dict[str, Any] = {}  # per-run objects providers keep (e.g. an HTTP client per host)
+
+    @cached_property
+    def auth(self) -> AuthEngine:
+        from runtime.auth import AuthEngine
+
+        return AuthEngine(self.workspace, self.redactor)
+
+    @cached_property
+    def contexts(self) -> ContextStore:
+        from runtime.context import ContextStore
+
+        return ContextStore(self.workspace.home)
+
+    def on_close(self, closer: Any) -> None:
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        while self._closers:
+            closer = self._closers.pop()
+            try:
+                closer()
+            except Exception:  # closing must never mask the run's own result
+                pass

@@ -1,0 +1,76 @@
+"""Inputs: parsing ``--input`` pairs and literal ``${name}`` substitution."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from runtime.errors import UsageError
+from runtime.grammar import REFERENCE
+from runtime.model import Capability
+
+MAX_INPUT_FILE = 1024 * 1024
+
+
+def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
+    """``key=value`` (the value may contain '='); ``key=@file`` reads the file; ``key=@@x`` is ``@x``."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--input '{pair}' is not key=value", hint="write --input name=value")
+        if key in values:
+            raise UsageError(f"--input '{key}' is given twice", hint="give each input once")
+        if value.startswith("@@"):
+            value = value[1:]
+        elif value.startswith("@"):
+            path = Path(value[1:]).expanduser()
+            path = path if path.is_absolute() else cwd / path
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_INPUT_FILE + 1)
+            except OSError as exc:
+                raise UsageError(
+                    f"--input {key}=@{value[1:]}: cannot read the file: {exc.strerror or exc}",
+                    hint="check the path; write @@ to pass a value that starts with '@'",
+                ) from None
+            if len(data) > MAX_INPUT_FILE:
+                raise UsageError(f"--input {key}=@{value[1:]}: the file is larger than 1 MiB")
+            try:
+                value = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError(f"--input {key}=@{value[1:]}: the file is not UTF-8 text") from None
+        if "\x00" in value:
+            raise UsageError(f"input '{key}' contains a NUL byte", hint="inputs are text; remove the NUL")
+        values[key] = value
+    return values
+
+
+def check_inputs(cap: Capability, values: Mapping[str, str]) -> None:
+    """Refuse undeclared names (likely typos) and missing required inputs, naming all of them."""
+    unknown = sorted(k for k in values if k not in cap.inputs)
+    if unknown:
+        declared = ", ".join(cap.inputs) or "(none)"
+        raise UsageError(
+            f"unknown input{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}",
+            hint=f"this capability declares: {declared}",
+            code="unknown-input",
+        )
+    missing = [name for name, decl in cap.inputs.items() if decl.required and name not in values]
+    if missing:
+        raise UsageError(
+            f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}",
+            hint=" ".join(f"--input {m}=..." for m in missing),
+            code="missing-input",
+        )
+
+
+def substitute(text: str, values: Mapping[str, str]) -> str:
+    """Replace each ``${name}`` with its supplied value, in one pass.
+
+    A replacement is never scanned again, an unsupplied name stays literally
+    ``${name}``, and ``${{ expression }}`` is not a reference at all.
+    """
+    if "${" not in text:
+        return text
+    return REFERENCE.sub(lambda m: values.get(m.group(1), m.group(0)), text)

@@ -1,0 +1,138 @@
+"""Shared fixtures: the real CLI entry point, in process and as a subprocess.
+
+``cli`` calls :func:`runtime.cli.main` (what the ``runtime`` console script
+calls) with a pinned environment, working directory and Runtime Home.
+``cli_proc`` runs the installed ``runtime`` executable in a child process, for
+signals, start-up and anything that must not share this interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+RUNTIME_BIN = Path(sys.executable).with_name("runtime")
+
+
+def require_tool(name: str, why: str) -> None:
+    """Skip (or fail under RUNTIME_REQUIRE_INTEGRATION=1) when a system tool is missing."""
+    import shutil
+
+    if shutil.which(name) is None:
+        message = f"{name} is not installed ({why}); install it or run .ci/run"
+        if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def base_env(home: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home.parent),
+        "LANG": "C.UTF-8",
+        "RUNTIME_HOME": str(home),
+    }
+    return env
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    return base_env(home)
+
+
+@pytest.fixture
+def cli(
+    work: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Callable[..., Result]]:
+    def run(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None) -> Result:
+        from runtime.cli import main
+
+        for key in list(os.environ):
+            monkeypatch.delenv(key, raising=False)
+        for key, value in {**env, **(extra_env or {})}.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.chdir(cwd or work)
+        capsys.readouterr()
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        else:  # pragma: no cover - main always exits
+            code = 0
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    yield run
+
+
+@pytest.fixture
+def cli_proc(work: Path, env: dict[str, str]) -> Callable[..., Result]:
+    def run(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
+            timeout: float = 60, input: str | None = None) -> Result:
+        proc = subprocess.run(
+            [str(RUNTIME_BIN), *args],
+            cwd=cwd or work,
+            env={**env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def capability(body: str, frontmatter: str | None = None, title: str = "Test") -> str:
+    """A capability file around a runtime block body."""
+    head = f"---\n{frontmatter}---\n\n" if frontmatter is not None else ""
+    return f"{head}# {title}\n\nProse.\n\n```runtime\n{body}```\n"
+
+
+def schema(name: str) -> dict[str, Any]:
+    return json.loads((REPO / "specs" / "schemas" / f"{name}.schema.json").read_text())
+
+
+def check_schema(doc: Any, name: str) -> None:
+    import jsonschema
+
+    jsonschema.validate(doc, schema(name))
