@@ -275,9 +275,15 @@ class GitHubDouble:
         return self.state.add_release(owner, repo, tag_name, **fields)
 
     def add_workflow(
-        self, owner: str, repo: str, name: str, *, path: str | None = None, content: bytes | str | None = None,
+        self,
+        owner: str,
+        repo: str,
+        name: str,
+        *,
+        path: str | None = None,
+        content: bytes | str | None = None,
         **fields: Any,
-    ) -> Workflow:  # fmt: skip
+    ) -> Workflow:
         """Add a workflow and its YAML file (default: push + workflow_dispatch triggers)."""
         return self.state.add_workflow(owner, repo, name, path=path, content=content, **fields)
 
@@ -359,7 +365,9 @@ class GitHubDouble:
         ``cut_json``: correct framing but the JSON document is cut in half."""
         return self.inject(path_regex, None, count, kind="truncate" if mode == "short_body" else "cut_json")
 
-    def inject_malformed_json(self, path_regex: str, count: int | None = 1, *, body: bytes | str | None = None) -> Fault:
+    def inject_malformed_json(
+        self, path_regex: str, count: int | None = 1, *, body: bytes | str | None = None
+    ) -> Fault:
         """Answer with a JSON content type and a syntactically invalid body."""
         return self.inject(path_regex, None, count, kind="malformed_json", body=body)
 
@@ -422,7 +430,9 @@ class GitHubDouble:
             self._connections += 1
 
     # ------------------------------------------------------------ rate limit
-    def set_rate_limit(self, remaining: int | None = None, *, reset_in: int = 3600, resource: str | None = None) -> None:
+    def set_rate_limit(
+        self, remaining: int | None = None, *, reset_in: int = 3600, resource: str | None = None
+    ) -> None:
         """Set the remaining budget (default: full) of ``resource`` (default: core and graphql)."""
         with self._counter_lock:
             self._reset_at = int(time.time()) + reset_in

@@ -18,8 +18,8 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from graphql import (
     FieldNode,
@@ -37,7 +37,7 @@ from graphql import (
     GraphQLUnionType,
     InlineFragmentNode,
     SelectionSetNode,
-    execute,
+    execute_sync,
     parse,
     validate,
 )
@@ -45,6 +45,10 @@ from graphql import (
 from .state import Issue, Org, PullRequest, Release, Repo, State, User, iso
 
 __all__ = ["GraphQLApi", "GraphQLContext"]
+
+if TYPE_CHECKING:
+    # Generic since graphql-core 3.3; only ever used in (lazy) annotations.
+    Info = GraphQLResolveInfo[Any]
 
 Node = dict[str, Any]
 _ROOT_MARKER = "__double_root__"
@@ -106,7 +110,7 @@ def empty_value(type_: GraphQLOutputType, schema: GraphQLSchema) -> Any:
     return {"__typename": named.name}
 
 
-def resolve_field(source: Any, info: GraphQLResolveInfo, **args: Any) -> Any:
+def resolve_field(source: Any, info: Info, **args: Any) -> Any:
     name = info.field_name
     if isinstance(source, Mapping):
         if name in source:
@@ -120,7 +124,7 @@ def resolve_field(source: Any, info: GraphQLResolveInfo, **args: Any) -> Any:
     return getattr(source, name, None)
 
 
-def _selects(info: GraphQLResolveInfo, names: set[str]) -> bool:
+def _selects(info: Info, names: set[str]) -> bool:
     """Whether the current field's selection set asks for one of ``names``."""
 
     def walk(selection_set: SelectionSetNode | None) -> bool:
@@ -151,11 +155,14 @@ def _decode_cursor(cursor: str | None) -> int | None:
         text = base64.b64decode(cursor).decode()
         return int(text.rsplit(":", 1)[1])
     except (ValueError, IndexError) as exc:
-        raise DoubleGraphQLError(f"`{cursor}` does not appear to be a valid cursor.", "INVALID_CURSOR_ARGUMENTS") from exc
+        raise DoubleGraphQLError(
+            f"`{cursor}` does not appear to be a valid cursor.", "INVALID_CURSOR_ARGUMENTS"
+        ) from exc
 
 
-def connection_of(items: Sequence[Any], total: int | None = None, start: int = 0, more_after: bool = False,
-                  more_before: bool = False) -> Node:  # fmt: skip
+def connection_of(
+    items: Sequence[Any], total: int | None = None, start: int = 0, more_after: bool = False, more_before: bool = False
+) -> Node:
     edges = [{"node": item, "cursor": _cursor(start + i)} for i, item in enumerate(items)]
     return {
         "totalCount": len(items) if total is None else total,
@@ -170,7 +177,7 @@ def connection_of(items: Sequence[Any], total: int | None = None, start: int = 0
     }
 
 
-def paginate(info: GraphQLResolveInfo, items: Sequence[Any], args: Mapping[str, Any]) -> Node:
+def paginate(info: Info, items: Sequence[Any], args: Mapping[str, Any]) -> Node:
     """Relay pagination with GitHub's boundary rules (``first``/``last`` <= 100)."""
     first, last = args.get("first"), args.get("last")
     field = info.field_name
@@ -181,7 +188,9 @@ def paginate(info: GraphQLResolveInfo, items: Sequence[Any], args: Mapping[str, 
                 "EXCESSIVE_PAGINATION",
             )
         if value is not None and value < 0:
-            raise DoubleGraphQLError(f"`{key}` on the `{field}` connection cannot be less than zero.", "INVALID_ARGUMENTS")
+            raise DoubleGraphQLError(
+                f"`{key}` on the `{field}` connection cannot be less than zero.", "INVALID_ARGUMENTS"
+            )
     if first is None and last is None and _selects(info, {"nodes", "edges"}):
         raise DoubleGraphQLError(
             f"You must provide a `first` or `last` value to properly paginate the `{field}` connection.",
@@ -264,30 +273,41 @@ class Nodes:
             "viewerIsAMember": self.state.org_role(org.login, self.ctx.viewer) is not None,
             "repository": lambda info, name, **_: self.repository_or_none(org.login, name),
             "repositories": lambda info, **a: self.repositories(info, org.login, a),
-            "membersWithRole": lambda info, **a: paginate(
-                info, [self.account(login) for login in org.members], a
-            ),
+            "membersWithRole": lambda info, **a: paginate(info, [self.account(login) for login in org.members], a),
             "teams": lambda info, **a: paginate(
                 info,
                 [
-                    {"__typename": "Team", "id": t.node_id, "databaseId": t.id, "name": t.name, "slug": t.slug,
-                     "description": t.description, "privacy": t.privacy.upper()}
+                    {
+                        "__typename": "Team",
+                        "id": t.node_id,
+                        "databaseId": t.id,
+                        "name": t.name,
+                        "slug": t.slug,
+                        "description": t.description,
+                        "privacy": t.privacy.upper(),
+                    }
                     for t in self.state.teams.values()
                     if t.org.lower() == org.login.lower()
                 ],
                 a,
-            ),  # fmt: skip
+            ),
         }
 
     def organization_or_none(self, login: str) -> Node | None:
         found = self.state.org(login)
         return self.org(found) if found else None
 
-    def repositories(self, info: GraphQLResolveInfo, owner: str, args: Mapping[str, Any]) -> Node:
-        repos = [r for r in self.state.repos.values() if r.owner.lower() == owner.lower() and self.state.can_see(r, self.ctx.viewer)]
+    def repositories(self, info: Info, owner: str, args: Mapping[str, Any]) -> Node:
+        repos = [
+            r
+            for r in self.state.repos.values()
+            if r.owner.lower() == owner.lower() and self.state.can_see(r, self.ctx.viewer)
+        ]
         privacy = args.get("privacy")
         if privacy:
-            repos = [r for r in repos if (r.private and privacy == "PRIVATE") or (not r.private and privacy == "PUBLIC")]
+            repos = [
+                r for r in repos if (r.private and privacy == "PRIVATE") or (not r.private and privacy == "PUBLIC")
+            ]
         if args.get("isFork") is not None:
             repos = [r for r in repos if r.fork == args["isFork"]]
         repos.sort(key=lambda r: r.id)
@@ -353,11 +373,15 @@ class Nodes:
             "squashMergeAllowed": True,
             "rebaseMergeAllowed": True,
             "defaultBranchRef": (
-                {"__typename": "Ref", "name": repo.default_branch, "prefix": "refs/heads/",
-                 "target": {"__typename": "Commit", "oid": repo.branch_head(repo.default_branch)}}
+                {
+                    "__typename": "Ref",
+                    "name": repo.default_branch,
+                    "prefix": "refs/heads/",
+                    "target": {"__typename": "Commit", "oid": repo.branch_head(repo.default_branch)},
+                }
                 if has_branch or repo.default_branch in repo.branches
                 else None
-            ),  # fmt: skip
+            ),
             "primaryLanguage": (
                 {"__typename": "Language", "name": repo.language, "color": _LANGUAGE_COLORS.get(repo.language)}
                 if repo.language
@@ -370,7 +394,14 @@ class Nodes:
             ),
             "repositoryTopics": lambda info, **a: paginate(
                 info,
-                [{"__typename": "RepositoryTopic", "topic": {"__typename": "Topic", "name": t}, "url": self.url("topics", t)} for t in repo.topics],
+                [
+                    {
+                        "__typename": "RepositoryTopic",
+                        "topic": {"__typename": "Topic", "name": t},
+                        "url": self.url("topics", t),
+                    }
+                    for t in repo.topics
+                ],
                 a,
             ),
             "stargazers": lambda info, **a: connection_of([], total=repo.stargazers_count),
@@ -384,11 +415,16 @@ class Nodes:
             "latestRelease": self._latest_release(repo),
             "releases": lambda info, **a: paginate(
                 info,
-                [self.release(r, repo) for r in sorted(repo.releases, key=lambda r: (r.created_at, r.id), reverse=True)],
+                [
+                    self.release(r, repo)
+                    for r in sorted(repo.releases, key=lambda r: (r.created_at, r.id), reverse=True)
+                ],
                 a,
             ),
             "labels": lambda info, **a: paginate(
-                info, [self.label(n, repo) for n in sorted({l for i in repo.issues.values() for l in i.labels})], a
+                info,
+                [self.label(n, repo) for n in sorted({name for i in repo.issues.values() for name in i.labels})],
+                a,
             ),
             "openIssueCount": open_issue_count,
         }
@@ -500,7 +536,10 @@ class Nodes:
                 ),
                 "reviewRequests": lambda info, **a: paginate(
                     info,
-                    [{"__typename": "ReviewRequest", "requestedReviewer": self.account(login)} for login in pull.requested_reviewers],
+                    [
+                        {"__typename": "ReviewRequest", "requestedReviewer": self.account(login)}
+                        for login in pull.requested_reviewers
+                    ],
                     a,
                 ),
             }
@@ -554,16 +593,16 @@ class Nodes:
             },
         )
 
-    def issues(self, info: GraphQLResolveInfo, repo: Repo, args: Mapping[str, Any]) -> Node:
+    def issues(self, info: Info, repo: Repo, args: Mapping[str, Any]) -> Node:
         items = self._filter_issues((i for i in repo.issues.values() if not i.is_pull), args)
         return paginate(info, [self.issue(i, repo) for i in items], args)
 
-    def pull_requests(self, info: GraphQLResolveInfo, repo: Repo, args: Mapping[str, Any]) -> Node:
+    def pull_requests(self, info: Info, repo: Repo, args: Mapping[str, Any]) -> Node:
         items = self._filter_issues((i for i in repo.issues.values() if isinstance(i, PullRequest)), args)
         return paginate(info, [self.pull(i, repo) for i in items], args)  # type: ignore[arg-type]
 
     # search
-    def search(self, info: GraphQLResolveInfo, args: Mapping[str, Any]) -> Node:
+    def search(self, info: Info, args: Mapping[str, Any]) -> Node:
         query = str(args.get("query", ""))
         qualifiers: dict[str, list[str]] = {}
         words: list[str] = []
@@ -592,15 +631,19 @@ class Nodes:
             is_values = set(qualifiers.get("is", [])) | set(qualifiers.get("type", []))
             for repo in sorted(visible, key=lambda r: r.id):
                 for issue in sorted(repo.issues.values(), key=lambda i: i.number, reverse=True):
-                    if "pr" in is_values and not issue.is_pull or "issue" in is_values and issue.is_pull:
+                    if ("pr" in is_values and not issue.is_pull) or ("issue" in is_values and issue.is_pull):
                         continue
-                    if "open" in is_values and issue.state != "open" or "closed" in is_values and issue.state != "closed":
+                    if ("open" in is_values and issue.state != "open") or (
+                        "closed" in is_values and issue.state != "closed"
+                    ):
                         continue
                     if "merged" in is_values and not getattr(issue, "merged", False):
                         continue
                     if any(a.lower() != issue.user.lower() for a in qualifiers.get("author", [])):
                         continue
-                    if any(a.lower() not in (x.lower() for x in issue.assignees) for a in qualifiers.get("assignee", [])):
+                    if any(
+                        a.lower() not in (x.lower() for x in issue.assignees) for a in qualifiers.get("assignee", [])
+                    ):
                         continue
                     if any(label not in issue.labels for label in qualifiers.get("label", [])):
                         continue
@@ -733,7 +776,7 @@ class GraphQLApi:
         if problems:
             return 200, {"errors": [_format_validation_error(problem) for problem in problems]}
         with self.state.lock:
-            result = execute(
+            result = execute_sync(
                 schema,
                 document,
                 root_value=query_root(ctx),
@@ -753,7 +796,7 @@ class GraphQLApi:
 
 
 def rate_limit_node(limit: int, remaining: int, reset: int) -> Node:
-    reset_at = datetime.fromtimestamp(reset, tz=timezone.utc)
+    reset_at = datetime.fromtimestamp(reset, tz=UTC)
     return {
         "__typename": "RateLimit",
         "cost": 1,
@@ -761,5 +804,5 @@ def rate_limit_node(limit: int, remaining: int, reset: int) -> Node:
         "remaining": remaining,
         "used": limit - remaining,
         "nodeCount": 0,
-        "resetAt": iso(reset_at or datetime.now(timezone.utc) + timedelta(hours=1)),
+        "resetAt": iso(reset_at or datetime.now(UTC) + timedelta(hours=1)),
     }

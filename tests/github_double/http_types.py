@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs
 
-__all__ = ["ApiError", "DOCS", "RecordedRequest", "Request", "Response", "error_body"]
+__all__ = ["DOCS", "ApiError", "RecordedRequest", "Request", "Response", "error_body"]
 
 #: Generic documentation URL GitHub uses in error bodies.
 DOCS = "https://docs.github.com/rest"

@@ -607,9 +607,7 @@ class RestApi:
                 "location": None,
                 "email": user.email,
                 "bio": user.bio,
-                "public_repos": sum(
-                    1 for r in self.state.repos.values() if r.owner == user.login and not r.private
-                ),
+                "public_repos": sum(1 for r in self.state.repos.values() if r.owner == user.login and not r.private),
                 "created_at": iso(user.created_at),
                 "updated_at": iso(user.created_at),
                 "two_factor_authentication": True,
@@ -651,7 +649,9 @@ class RestApi:
             "full_name": lambda r: r.full_name.lower(),
         }
         if sort not in keys:
-            raise ApiError(422, "Validation Failed", errors=[{"resource": "Repository", "field": "sort", "code": "invalid"}])
+            raise ApiError(
+                422, "Validation Failed", errors=[{"resource": "Repository", "field": "sort", "code": "invalid"}]
+            )
         direction = req.query.get("direction", "asc" if sort == "full_name" else "desc")
         return sorted(repos, key=keys[sort], reverse=direction == "desc")
 
@@ -683,7 +683,7 @@ class RestApi:
                 or ("organization_member" in affiliation and is_member)
             ):
                 continue
-            if visibility == "public" and repo.private or visibility == "private" and not repo.private:
+            if (visibility == "public" and repo.private) or (visibility == "private" and not repo.private):
                 continue
             selected.append(repo)
         ordered = self._sorted_repos(req, selected, "full_name")
@@ -694,9 +694,10 @@ class RestApi:
         if account is None:
             raise ApiError(404, "Not Found")
         repos = [
-            r for r in self.state.repos.values()
+            r
+            for r in self.state.repos.values()
             if r.owner.lower() == login.lower() and self.state.can_see(r, req.viewer)
-        ]  # fmt: skip
+        ]
         ordered = self._sorted_repos(req, repos, "full_name")
         return self._list(req, ordered, lambda r: repo_json(r, req, self.state))
 
@@ -709,9 +710,9 @@ class RestApi:
         for repo in self.state.repos.values():
             if repo.owner.lower() != found.login.lower() or not self.state.can_see(repo, req.viewer):
                 continue
-            if repo_type == "public" and repo.private or repo_type == "private" and not repo.private:
+            if (repo_type == "public" and repo.private) or (repo_type == "private" and not repo.private):
                 continue
-            if repo_type == "forks" and not repo.fork or repo_type == "sources" and repo.fork:
+            if (repo_type == "forks" and not repo.fork) or (repo_type == "sources" and repo.fork):
                 continue
             repos.append(repo)
         ordered = self._sorted_repos(req, repos, "created")
@@ -786,12 +787,16 @@ class RestApi:
             repo.collaborators[req.viewer] = "admin"
         if payload.get("auto_init"):
             self.state.add_file(owner, name, "README.md", f"# {name}\n\n{payload.get('description') or ''}\n")
-        return Response.json(201, repo_json(repo, req, self.state), {"Location": f"{req.api_root}/repos/{repo.full_name}"})
+        return Response.json(
+            201, repo_json(repo, req, self.state), {"Location": f"{req.api_root}/repos/{repo.full_name}"}
+        )
 
     def delete_repo(self, req: Request, owner: str, repo: str) -> Response:
         found = self._repo(req, owner, repo)
         if "delete_repo" not in self.scopes or self.state.permission(found, req.viewer) != "admin":
-            raise ApiError(403, "Must have admin rights to Repository.", documentation_url=f"{_DOCS_REPOS}#delete-a-repository")
+            raise ApiError(
+                403, "Must have admin rights to Repository.", documentation_url=f"{_DOCS_REPOS}#delete-a-repository"
+            )
         self.state.delete_repo(found.owner, found.name)
         return Response(204)
 
@@ -803,7 +808,9 @@ class RestApi:
         for key, names in _COMMUNITY_FILES.items():
             present[key] = None
             for directory in _COMMUNITY_DIRS:
-                hit = next((lowered[(directory + n).lower()] for n in names if (directory + n).lower() in lowered), None)
+                hit = next(
+                    (lowered[(directory + n).lower()] for n in names if (directory + n).lower() in lowered), None
+                )
                 if hit:
                     present[key] = {
                         "url": f"{req.api_root}/repos/{found.full_name}/contents/{hit}",
@@ -850,7 +857,9 @@ class RestApi:
     def _filter_issues(self, req: Request, issues: Iterable[Issue], *, pulls: bool = True) -> list[Issue]:
         state_filter = req.query.get("state", "open")
         if state_filter not in ("open", "closed", "all"):
-            raise ApiError(422, "Validation Failed", errors=[{"resource": "Issue", "field": "state", "code": "invalid"}])
+            raise ApiError(
+                422, "Validation Failed", errors=[{"resource": "Issue", "field": "state", "code": "invalid"}]
+            )
         labels = [label for label in req.query.get("labels", "").split(",") if label]
         assignee = req.query.get("assignee")
         creator = req.query.get("creator")
@@ -863,7 +872,7 @@ class RestApi:
                 continue
             if labels and not all(label in issue.labels for label in labels):
                 continue
-            if assignee == "none" and issue.assignees or assignee == "*" and not issue.assignees:
+            if (assignee == "none" and issue.assignees) or (assignee == "*" and not issue.assignees):
                 continue
             if assignee not in (None, "none", "*") and assignee.lower() not in (a.lower() for a in issue.assignees):
                 continue
@@ -884,7 +893,9 @@ class RestApi:
     def list_repo_issues(self, req: Request, owner: str, repo: str) -> Response:
         found = self._repo(req, owner, repo)
         if not found.has_issues:
-            raise ApiError(410, "Issues are disabled for this repo", documentation_url=f"{_DOCS_ISSUES}#list-repository-issues")
+            raise ApiError(
+                410, "Issues are disabled for this repo", documentation_url=f"{_DOCS_ISSUES}#list-repository-issues"
+            )
         issues = self._filter_issues(req, found.issues.values())
         return self._list(req, issues, lambda i: issue_json(i, found, req, self.state))
 
@@ -903,7 +914,14 @@ class RestApi:
                 pairs.append((issue, repo))
         by_issue = {id(issue): repo for issue, repo in pairs}
         ordered = self._filter_issues(req, [issue for issue, _ in pairs])
-        return self._list(req, ordered, lambda i: {**issue_json(i, by_issue[id(i)], req, self.state), "repository": _minimal_repo_json(by_issue[id(i)], req, self.state)})
+        return self._list(
+            req,
+            ordered,
+            lambda i: {
+                **issue_json(i, by_issue[id(i)], req, self.state),
+                "repository": _minimal_repo_json(by_issue[id(i)], req, self.state),
+            },
+        )
 
     def list_viewer_issues(self, req: Request) -> Response:
         return self._issues_across(req, self.state.visible_repos(req.viewer))
@@ -934,7 +952,7 @@ class RestApi:
         if title is None or str(title).strip() == "":
             raise ApiError(
                 422,
-                "Invalid request.\n\n\"title\" wasn't supplied.",
+                'Invalid request.\n\n"title" wasn\'t supplied.',
                 documentation_url=docs,
             )
         labels = [str(label) for label in payload.get("labels", []) or []]
@@ -950,9 +968,14 @@ class RestApi:
                     errors=[{"value": login, "resource": "Issue", "field": "assignees", "code": "invalid"}],
                 )
         issue = self.state.add_issue(
-            found.owner, found.name, str(title), body=payload.get("body"), labels=labels,
-            assignees=assignees, user=req.viewer,
-        )  # fmt: skip
+            found.owner,
+            found.name,
+            str(title),
+            body=payload.get("body"),
+            labels=labels,
+            assignees=assignees,
+            user=req.viewer,
+        )
         return Response.json(
             201,
             issue_json(issue, found, req, self.state),
@@ -973,7 +996,9 @@ class RestApi:
                 continue
             if head:
                 head_owner, _, head_ref = head.rpartition(":")
-                if head_ref != issue.head or (head_owner and head_owner.lower() != (issue.head_owner or found.owner).lower()):
+                if head_ref != issue.head or (
+                    head_owner and head_owner.lower() != (issue.head_owner or found.owner).lower()
+                ):
                     continue
             if base and issue.base != base:
                 continue
@@ -994,7 +1019,9 @@ class RestApi:
         found = self._repo(req, owner, repo)
         pull = found.issues.get(_int(number, -1))
         if not isinstance(pull, PullRequest):
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
+            raise ApiError(
+                404, "Not Found", documentation_url="https://docs.github.com/rest/pulls/pulls#get-a-pull-request"
+            )
         return Response.json(200, pull_json(pull, found, req, self.state))
 
     # --------------------------------------------------------- contents
@@ -1003,14 +1030,20 @@ class RestApi:
         if branch.startswith("refs/heads/"):
             branch = branch[len("refs/heads/") :]
         if branch not in repo.branches:
-            raise ApiError(404, f"No commit found for the ref {branch}", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content")
+            raise ApiError(
+                404,
+                f"No commit found for the ref {branch}",
+                documentation_url=f"{_DOCS_CONTENTS}#get-repository-content",
+            )
         return branch
 
     def get_contents(self, req: Request, owner: str, repo: str, path: str = "") -> Response:
         found = self._repo(req, owner, repo)
         path = path.strip("/")
         if not any(found.branches.values()):
-            raise ApiError(404, "This repository is empty.", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content")
+            raise ApiError(
+                404, "This repository is empty.", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content"
+            )
         ref = self._ref(found, req.query.get("ref"))
         files = found.branches[ref]
         entry = files.get(path)
@@ -1018,7 +1051,9 @@ class RestApi:
             accept = req.headers.get("accept", "")
             if "application/vnd.github.raw" in accept or "application/vnd.github.v3.raw" in accept:
                 return Response(200, entry.content, {"Content-Type": "application/vnd.github.raw"})
-            return Response.json(200, file_json(found, path, entry, ref, req, with_content=True), {"ETag": f'"{entry.sha}"'})
+            return Response.json(
+                200, file_json(found, path, entry, ref, req, with_content=True), {"ETag": f'"{entry.sha}"'}
+            )
         prefix = f"{path}/" if path else ""
         children: dict[str, dict[str, Any]] = {}
         for file_path, file_entry in files.items():
@@ -1052,7 +1087,7 @@ class RestApi:
             raise ApiError(400, "Problems parsing JSON", documentation_url=docs)
         for required in ("message", "content"):
             if not isinstance(payload.get(required), str):
-                raise ApiError(422, f"Invalid request.\n\n\"{required}\" wasn't supplied.", documentation_url=docs)
+                raise ApiError(422, f'Invalid request.\n\n"{required}" wasn\'t supplied.', documentation_url=docs)
         try:
             content = base64.b64decode(payload["content"], validate=False)
             if payload["content"].strip() and not re.fullmatch(r"[A-Za-z0-9+/=\s]*", payload["content"]):
@@ -1062,7 +1097,8 @@ class RestApi:
         if path.startswith(".github/workflows/") and "workflow" not in self.scopes:
             raise ApiError(
                 403,
-                f"refusing to allow a Personal Access Token to create or update workflow `{path}` without `workflow` scope",
+                "refusing to allow a Personal Access Token to create or update workflow "
+                f"`{path}` without `workflow` scope",
                 documentation_url=docs,
             )
         branch = payload.get("branch") or found.default_branch
@@ -1075,7 +1111,7 @@ class RestApi:
         sha = payload.get("sha")
         if existing is not None:
             if not sha:
-                raise ApiError(422, "Invalid request.\n\n\"sha\" wasn't supplied.", documentation_url=docs)
+                raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url=docs)
             if sha != existing.sha:
                 raise ApiError(409, f"{path} does not match {sha}", documentation_url=docs)
         elif any(p.startswith(path + "/") for p in files):
@@ -1116,7 +1152,7 @@ class RestApi:
         payload = req.json()
         for required in ("message", "sha"):
             if not isinstance(payload, dict) or not isinstance(payload.get(required), str):
-                raise ApiError(422, f"Invalid request.\n\n\"{required}\" wasn't supplied.", documentation_url=docs)
+                raise ApiError(422, f'Invalid request.\n\n"{required}" wasn\'t supplied.', documentation_url=docs)
         branch = self._ref(found, payload.get("branch"))
         path = path.strip("/")
         existing = found.branches[branch].get(path)
@@ -1131,7 +1167,9 @@ class RestApi:
     def get_branch(self, req: Request, owner: str, repo: str, branch: str) -> Response:
         found = self._repo(req, owner, repo)
         if branch not in found.branches:
-            raise ApiError(404, "Branch not found", documentation_url="https://docs.github.com/rest/branches/branches#get-a-branch")
+            raise ApiError(
+                404, "Branch not found", documentation_url="https://docs.github.com/rest/branches/branches#get-a-branch"
+            )
         sha = found.branch_head(branch)
         return Response.json(
             200,
@@ -1156,7 +1194,11 @@ class RestApi:
         found = self._repo(req, owner, repo)
         candidates = [r for r in found.releases if not r.draft and not r.prerelease]
         if not candidates:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/releases/releases#get-the-latest-release")
+            raise ApiError(
+                404,
+                "Not Found",
+                documentation_url="https://docs.github.com/rest/releases/releases#get-the-latest-release",
+            )
         latest = max(candidates, key=lambda r: (r.published_at or r.created_at, r.id))
         return Response.json(200, release_json(latest, found, req, self.state))
 
@@ -1165,7 +1207,11 @@ class RestApi:
         for release in found.releases:
             if release.tag_name == tag and not release.draft:
                 return Response.json(200, release_json(release, found, req, self.state))
-        raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/releases/releases#get-a-release-by-tag-name")
+        raise ApiError(
+            404,
+            "Not Found",
+            documentation_url="https://docs.github.com/rest/releases/releases#get-a-release-by-tag-name",
+        )
 
     # ---------------------------------------------------------- actions
     def _workflow(self, repo: Repo, ref: str) -> Workflow:
@@ -1224,7 +1270,11 @@ class RestApi:
         found = self._repo(req, owner, repo)
         run = found.runs.get(_int(run_id, -1))
         if run is None:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run")
+            raise ApiError(
+                404,
+                "Not Found",
+                documentation_url="https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run",
+            )
         return Response.json(200, run_json(run, found, req, self.state))
 
     def list_run_jobs(self, req: Request, owner: str, repo: str, run_id: str) -> Response:
@@ -1245,7 +1295,7 @@ class RestApi:
         target = self._workflow(found, workflow)
         payload = req.json()
         if not isinstance(payload, dict) or not isinstance(payload.get("ref"), str) or not payload["ref"]:
-            raise ApiError(422, "Invalid request.\n\n\"ref\" wasn't supplied.", documentation_url=docs)
+            raise ApiError(422, 'Invalid request.\n\n"ref" wasn\'t supplied.', documentation_url=docs)
         ref = payload["ref"].removeprefix("refs/heads/")
         if ref not in found.branches:
             raise ApiError(422, f"No ref found for: {payload['ref']}", documentation_url=docs)
@@ -1256,12 +1306,19 @@ class RestApi:
             raise ApiError(422, "Cannot trigger a 'workflow_dispatch' on a disabled workflow", documentation_url=docs)
         inputs = payload.get("inputs") or {}
         if not isinstance(inputs, dict):
-            raise ApiError(422, "Invalid request.\n\nFor 'properties/inputs', is not an object.", documentation_url=docs)
+            raise ApiError(
+                422, "Invalid request.\n\nFor 'properties/inputs', is not an object.", documentation_url=docs
+            )
         found.dispatches.append({"workflow_id": target.id, "ref": ref, "inputs": dict(inputs), "actor": req.viewer})
         self.state.add_run(
-            found.owner, found.name, target, event="workflow_dispatch", status="queued",
-            head_branch=ref, actor=req.viewer,
-        )  # fmt: skip
+            found.owner,
+            found.name,
+            target,
+            event="workflow_dispatch",
+            status="queued",
+            head_branch=ref,
+            actor=req.viewer,
+        )
         return Response(204)
 
     # ---------------------------------------------------- notifications
@@ -1276,7 +1333,14 @@ class RestApi:
                 continue
             if not show_all and not note.unread:
                 continue
-            if participating and note.reason not in ("author", "comment", "mention", "review_requested", "assign", "team_mention"):
+            if participating and note.reason not in (
+                "author",
+                "comment",
+                "mention",
+                "review_requested",
+                "assign",
+                "team_mention",
+            ):
                 continue
             notes.append((note, repo))
         notes.sort(key=lambda pair: pair[0].updated_at, reverse=True)
@@ -1296,9 +1360,17 @@ class RestApi:
         if found is None:
             raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/teams/teams#list-teams")
         if not self.scopes & {"read:org", "write:org", "admin:org"}:
-            raise ApiError(403, "Missing the 'read:org' scope", documentation_url="https://docs.github.com/rest/teams/teams#list-teams")
+            raise ApiError(
+                403,
+                "Missing the 'read:org' scope",
+                documentation_url="https://docs.github.com/rest/teams/teams#list-teams",
+            )
         if self.state.org_role(found.login, req.viewer) is None:
-            raise ApiError(403, "You must be a member of this organization to list its teams.", documentation_url="https://docs.github.com/rest/teams/teams#list-teams")
+            raise ApiError(
+                403,
+                "You must be a member of this organization to list its teams.",
+                documentation_url="https://docs.github.com/rest/teams/teams#list-teams",
+            )
         return found
 
     def list_teams(self, req: Request, org: str) -> Response:
@@ -1312,7 +1384,9 @@ class RestApi:
         found = self._org_for_member(req, org)
         team = self.state.teams.get((found.login.lower(), slug.lower()))
         if team is None:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/teams/teams#get-a-team-by-name")
+            raise ApiError(
+                404, "Not Found", documentation_url="https://docs.github.com/rest/teams/teams#get-a-team-by-name"
+            )
         body = team_json(team, req)
         body.update({"members_count": len(team.members), "repos_count": len(team.repos)})
         return Response.json(200, body)

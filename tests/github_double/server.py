@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import socket
@@ -61,7 +62,7 @@ class DoubleServer(ThreadingHTTPServer):
                 request = self.ssl_context.wrap_socket(request, server_side=True)
             except (ssl.SSLError, OSError):
                 return
-        self.RequestHandlerClass(request, client_address, self)
+        super().finish_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:
@@ -72,10 +73,8 @@ class DoubleServer(ThreadingHTTPServer):
         with self._open_lock:
             sockets = list(self._open)
         for sock in sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients hanging up mid-response are expected in fault tests.
@@ -164,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
         if login is None:
             response = ApiError(401, "Bad credentials").response()
             response.headers.update(common)
-            response.headers.update(double._rate_headers(resource, consume=False))
+            response.headers.update(double._rate_headers(resource, consume=False) or {})
             return response
         rate = double._rate_headers(resource, consume=True)
         if rate is None:
@@ -198,7 +197,12 @@ class _Handler(BaseHTTPRequestHandler):
             trace = traceback.format_exc()
             double._record_error(trace)
             response = Response.json(
-                500, {"message": f"GitHubDouble internal error: {error!r}", "traceback": trace, "documentation_url": "https://docs.github.com/rest"}
+                500,
+                {
+                    "message": f"GitHubDouble internal error: {error!r}",
+                    "traceback": trace,
+                    "documentation_url": "https://docs.github.com/rest",
+                },
             )
         response.headers.update(common)
         response.headers.update(rate)
@@ -229,9 +233,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "rate_limit":
             reset = int(time.time()) + fault.reset_in
             limit = double.rate_limit
-            body = fault.body or json.dumps(
-                error_body(fault.status, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS)
-            ).encode()
+            body = (
+                fault.body
+                or json.dumps(
+                    error_body(
+                        fault.status, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS
+                    )
+                ).encode()
+            )
             headers.update(
                 {
                     "Content-Type": "application/json; charset=utf-8",
@@ -247,13 +256,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "secondary_rate_limit":
             headers["Content-Type"] = "application/json; charset=utf-8"
             headers["Retry-After"] = str(fault.retry_after if fault.retry_after is not None else 60)
-            body = fault.body or json.dumps(
-                error_body(
-                    fault.status,
-                    _SECONDARY_MESSAGE.format(request_id=request_id),
-                    "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-                )
-            ).encode()
+            body = (
+                fault.body
+                or json.dumps(
+                    error_body(
+                        fault.status,
+                        _SECONDARY_MESSAGE.format(request_id=request_id),
+                        "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+                    )
+                ).encode()
+            )
         elif fault.kind == "redirect":
             assert fault.location is not None
             location = fault.location
@@ -261,7 +273,12 @@ class _Handler(BaseHTTPRequestHandler):
                 location = location.rstrip("/") + self.path
             headers["Location"] = location
             headers["Content-Type"] = "application/json; charset=utf-8"
-            body = fault.body or json.dumps({"message": "Moved", "url": location, "documentation_url": "https://docs.github.com/rest"}).encode()
+            body = (
+                fault.body
+                or json.dumps(
+                    {"message": "Moved", "url": location, "documentation_url": "https://docs.github.com/rest"}
+                ).encode()
+            )
         else:
             phrase = _phrase(fault.status)
             headers["Content-Type"] = "application/json; charset=utf-8"
@@ -274,14 +291,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _drop(self, fault: Fault) -> None:
         self.close_connection = True
         if fault.reset_connection:
-            try:
+            with contextlib.suppress(OSError):
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def _write_mangled(self, response: Response, fault: Fault) -> None:
         body = response.body or b'{"message": "ok"}'
@@ -290,10 +303,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             cut = body[: max(len(body) // 2, 1)]
             self._write(Response(response.status, cut, response.headers), declared_length=len(body))
-            try:
+            with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             return
         if fault.kind == "cut_json":
             mangled = body[: max(len(body) // 2, 1)]
@@ -320,4 +331,3 @@ def _strip_prefix(path: str) -> tuple[str, str]:
     if path == "/api/v3" or path.startswith("/api/v3/"):
         return path[len("/api/v3") :] or "/", "/api/v3"
     return path or "/", ""
-

@@ -14,8 +14,8 @@ import itertools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 __all__ = [
     "Issue",
@@ -39,7 +39,7 @@ TimeLike = datetime | str | None
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def parse_time(value: TimeLike, default: datetime | None = None) -> datetime | None:
@@ -47,16 +47,16 @@ def parse_time(value: TimeLike, default: datetime | None = None) -> datetime | N
     if value is None:
         return default
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def iso(value: datetime | None) -> str | None:
     """Format a timestamp the way GitHub does (``2024-01-02T03:04:05Z``)."""
     if value is None:
         return None
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def blob_sha(content: bytes) -> str:
@@ -180,6 +180,9 @@ class PullRequest(Issue):
     @property
     def node_id(self) -> str:
         return node_id("PullRequest", self.id)
+
+
+IssueT = TypeVar("IssueT", bound=Issue)
 
 
 @dataclass
@@ -457,9 +460,7 @@ class State:
             found.branches.setdefault(branch, dict(source))
 
     # --------------------------------------------------------------- files
-    def add_file(
-        self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None
-    ) -> str:
+    def add_file(self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None) -> str:
         """Store ``content`` at ``path`` and return its git blob sha."""
         with self.lock:
             found = self.require_repo(owner, repo)
@@ -510,7 +511,7 @@ class State:
             self._store_issue(found, pull)
             return pull
 
-    def _store_issue(self, repo: Repo, issue: Issue) -> Any:
+    def _store_issue(self, repo: Repo, issue: IssueT) -> IssueT:
         if issue.number in repo.issues:
             raise ValueError(f"{repo.full_name}#{issue.number} already exists")
         if issue.state == "closed" and issue.closed_at is None:
@@ -620,9 +621,12 @@ class State:
             return "admin"
         team_perm = None
         for team in self.teams.values():
-            if team.org.lower() == repo.owner.lower() and repo.full_name in team.repos:
-                if any(member.lower() == lowered for member in team.members):
-                    team_perm = team.permission
+            if (
+                team.org.lower() == repo.owner.lower()
+                and repo.full_name in team.repos
+                and any(member.lower() == lowered for member in team.members)
+            ):
+                team_perm = team.permission
         if team_perm:
             return team_perm
         if role == "member":

@@ -99,12 +99,17 @@ def seed(gh: GitHubDouble) -> None:
     gh.add_pull("acme", "payments-api", "Merged thing", head="merged", merged=True)
     gh.add_release("acme", "payments-api", "v1.0.0", name="First", published_at="2024-01-01T00:00:00Z")
     gh.add_release("acme", "payments-api", "v1.1.0", name="Second", published_at="2024-02-01T00:00:00Z")
-    gh.add_release("acme", "payments-api", "v2.0.0-rc1", name="RC", prerelease=True, published_at="2024-03-01T00:00:00Z")
+    gh.add_release(
+        "acme", "payments-api", "v2.0.0-rc1", name="RC", prerelease=True, published_at="2024-03-01T00:00:00Z"
+    )
     ci = gh.add_workflow("acme", "payments-api", "CI", path=".github/workflows/ci.yml")
     gh.add_workflow(
-        "acme", "payments-api", "Nightly", path=".github/workflows/nightly.yml",
+        "acme",
+        "payments-api",
+        "Nightly",
+        path=".github/workflows/nightly.yml",
         content="name: Nightly\non:\n  schedule:\n    - cron: '0 0 * * *'\n",
-    )  # fmt: skip
+    )
     gh.add_run("acme", "payments-api", ci, status="completed", conclusion="success", display_title="Add retries")
     gh.add_run("acme", "payments-api", ci, status="in_progress", head_branch="retries")
     gh.add_notification("acme", "payments-api", "Timeouts on refunds", type="Issue", reason="assign", subject_number=1)
@@ -128,7 +133,8 @@ def client(gh: GitHubDouble) -> Iterator[httpx.Client]:
 def graphql(client: httpx.Client, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
     response = client.post("/graphql", json={"query": query, "variables": variables or {}})
     assert response.status_code == 200, response.text
-    return response.json()
+    payload: dict[str, Any] = response.json()
+    return payload
 
 
 def parse_link(header: str) -> dict[str, str]:
@@ -301,7 +307,10 @@ def test_issues_notifications_and_pulls(gh: GitHubDouble, client: httpx.Client) 
     assert notifications[0]["subject"]["url"].endswith("/repos/acme/payments-api/issues/1")
     assert len(client.get("/notifications", params={"all": "true"}).json()) == 2
     pulls = client.get("/repos/acme/payments-api/pulls").json()
-    assert [(p["number"], p["head"]["ref"], p["draft"]) for p in pulls] == [(4, "refactor", True), (3, "retries", False)]
+    assert [(p["number"], p["head"]["ref"], p["draft"]) for p in pulls] == [
+        (4, "refactor", True),
+        (3, "retries", False),
+    ]
     merged = client.get("/repos/acme/payments-api/pulls", params={"state": "closed"}).json()
     assert merged[0]["merged_at"] is not None
 
@@ -318,8 +327,11 @@ def test_contents_get_put_conflicts(gh: GitHubDouble, client: httpx.Client) -> N
     assert raw.content == b"# payments-api\n"
     listing = client.get("/repos/acme/payments-api/contents").json()
     assert [(item["name"], item["type"]) for item in listing] == [
-        (".github", "dir"), ("LICENSE", "file"), ("README.md", "file"), ("src", "dir"),
-    ]  # fmt: skip
+        (".github", "dir"),
+        ("LICENSE", "file"),
+        ("README.md", "file"),
+        ("src", "dir"),
+    ]
     assert client.get("/repos/acme/payments-api/contents/nope.txt").status_code == 404
     assert client.get("/repos/acme/payments-api/contents/README.md", params={"ref": "nope"}).status_code == 404
 
@@ -380,7 +392,9 @@ def test_actions_workflows_runs_and_dispatch(gh: GitHubDouble, client: httpx.Cli
     filtered = client.get("/repos/acme/payments-api/actions/runs", params={"branch": "retries"}).json()
     assert filtered["total_count"] == 1
 
-    dispatched = client.post("/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={"ref": "main", "inputs": {"x": "1"}})
+    dispatched = client.post(
+        "/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={"ref": "main", "inputs": {"x": "1"}}
+    )
     assert dispatched.status_code == 204 and dispatched.content == b""
     repo = gh.repo("acme", "payments-api")
     assert repo is not None and repo.dispatches[-1]["inputs"] == {"x": "1"}
@@ -388,7 +402,10 @@ def test_actions_workflows_runs_and_dispatch(gh: GitHubDouble, client: httpx.Cli
     no_trigger = client.post("/repos/acme/payments-api/actions/workflows/nightly.yml/dispatches", json={"ref": "main"})
     assert no_trigger.status_code == 422
     assert client.post("/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={}).status_code == 422
-    assert client.post("/repos/acme/payments-api/actions/workflows/nope.yml/dispatches", json={"ref": "main"}).status_code == 404
+    assert (
+        client.post("/repos/acme/payments-api/actions/workflows/nope.yml/dispatches", json={"ref": "main"}).status_code
+        == 404
+    )
 
 
 # -------------------------------------------------------------------- faults
@@ -497,7 +514,9 @@ def test_fault_redirect_to_another_host(gh: GitHubDouble, client: httpx.Client, 
 
 
 # ------------------------------------------------------------------- GraphQL
-def test_graphql_repo_summary_in_one_request(gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None) -> None:
+def test_graphql_repo_summary_in_one_request(
+    gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None
+) -> None:
     gh.reset_counters()
     result = graphql(client, REPO_SUMMARY_QUERY, {"owner": "acme", "name": "payments-api"})
     assert "errors" not in result
@@ -540,13 +559,16 @@ def test_graphql_resolution_errors_and_pagination(client: httpx.Client, graphql_
     assert hidden["errors"][0]["type"] == "NOT_FOUND"
     unbounded = graphql(client, '{ repository(owner: "acme", name: "payments-api") { issues { nodes { title } } } }')
     assert unbounded["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
-    excessive = graphql(client, '{ repository(owner: "acme", name: "payments-api") { issues(first: 101) { totalCount } } }')
+    excessive = graphql(
+        client, '{ repository(owner: "acme", name: "payments-api") { issues(first: 101) { totalCount } } }'
+    )
     assert excessive["errors"][0]["type"] == "EXCESSIVE_PAGINATION"
 
     query = """query($cursor: String) { repository(owner: "acme", name: "payments-api") {
         pullRequests(first: 1, after: $cursor, states: [OPEN, MERGED], orderBy: {field: CREATED_AT, direction: ASC}) {
           totalCount nodes { number state isDraft author { login } } pageInfo { hasNextPage endCursor } } } }"""
-    seen, cursor = [], None
+    seen: list[tuple[int, str]] = []
+    cursor: str | None = None
     while True:
         page = graphql(client, query, {"cursor": cursor})["data"]["repository"]["pullRequests"]
         assert page["totalCount"] == 3
@@ -655,7 +677,10 @@ def run_gh(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_gh_pr_list_json(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     double, env = gh_cli
     result = run_gh(env, "pr", "list", "--repo", "acme/payments-api", "--json", "number,title")
-    assert json.loads(result.stdout) == [{"number": 4, "title": "Refactor client"}, {"number": 3, "title": "Add retries"}]
+    assert json.loads(result.stdout) == [
+        {"number": 4, "title": "Refactor client"},
+        {"number": 3, "title": "Add retries"},
+    ]
     assert [r.path for r in double.requests] == ["/api/graphql"]
     assert double.requests[0].headers["authorization"] == f"token {TOKEN}"
     assert "PullRequestList" in double.graphql_queries[0]["query"]
@@ -692,10 +717,13 @@ def test_gh_workflow_run(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     run_gh(env, "workflow", "run", "ci.yml", "--repo", "acme/payments-api")
     repo = double.repo("acme", "payments-api")
     assert repo is not None
-    assert repo.dispatches == [{"workflow_id": repo.dispatches[0]["workflow_id"], "ref": "main", "inputs": {}, "actor": "octocat"}]
-    assert ("POST", f"/api/v3/repos/acme/payments-api/actions/workflows/{repo.dispatches[0]['workflow_id']}/dispatches") in [
-        (r.method, r.path) for r in double.requests
+    assert repo.dispatches == [
+        {"workflow_id": repo.dispatches[0]["workflow_id"], "ref": "main", "inputs": {}, "actor": "octocat"}
     ]
+    assert (
+        "POST",
+        f"/api/v3/repos/acme/payments-api/actions/workflows/{repo.dispatches[0]['workflow_id']}/dispatches",
+    ) in [(r.method, r.path) for r in double.requests]
     queued = [run for run in repo.runs.values() if run.event == "workflow_dispatch"]
     assert len(queued) == 1 and queued[0].status == "queued"
     listed = run_gh(env, "run", "list", "--repo", "acme/payments-api", "--json", "status,event")

@@ -1,0 +1,78 @@
+"""Runtime Home: bootstrap, refresh on version change, pruning, user files untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from runtime import __version__
+from tests.conftest import REPO, write
+
+
+def test_bootstrap_copies_specs_writes_version_and_manifest(cli, home: Path) -> None:
+    result = cli("bootstrap")
+    assert result.code == 0
+    assert f"Runtime Home: {home}" in result.stdout
+    assert "wrote  specs/capability-spec.md" in result.stdout
+    assert (home / "version").read_text().strip() == __version__
+    manifest = json.loads((home / "manifest.json").read_text())
+    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "specs").rglob("*") if p.is_file())
+    assert sorted(manifest["files"]) == shipped
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((home / rel).read_bytes()).hexdigest() == digest
+    again = cli("--output", "json", "bootstrap").json()
+    assert again["written"] == [] and again["pruned"] == []
+    assert again["unchanged"] == len(shipped)
+
+
+def test_bootstrap_repairs_a_modified_runtime_file(cli, home: Path) -> None:
+    cli("bootstrap")
+    spec = home / "specs" / "capability-spec.md"
+    spec.write_text("edited\n")
+    doc = cli("--output", "json", "bootstrap").json()
+    assert doc["written"] == ["specs/capability-spec.md"]
+    assert spec.read_bytes() == (REPO / "specs" / "capability-spec.md").read_bytes()
+
+
+def test_version_change_rewrites_prunes_and_keeps_user_files(cli, home: Path, work: Path) -> None:
+    cli("bootstrap")
+    # pretend an older version shipped one more file
+    write(home / "specs" / "retired.md", "old\n")
+    manifest = json.loads((home / "manifest.json").read_text())
+    manifest["files"]["specs/retired.md"] = hashlib.sha256(b"old\n").hexdigest()
+    (home / "manifest.json").write_text(json.dumps(manifest))
+    (home / "version").write_text("0.0.1\n")
+    user_files = {
+        "config.yaml": "capability_sources: []\n",
+        "policy.yaml": "version: v1\n",
+        "contexts.json": '{"active": null, "contexts": {}}\n',
+        "capabilities/mine.md": "# mine\n",
+        "audit/audit.jsonl": '{"event": "x"}\n',
+        "specs/my-notes.md": "a user file inside specs/ that no manifest lists\n",
+    }
+    for rel, text in user_files.items():
+        write(home / rel, text)
+    # any command refreshes Home cheaply
+    write(work / "ok.md", "# ok\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n")
+    assert cli("capability", "validate", "ok.md").code == 0
+    assert (home / "version").read_text().strip() == __version__
+    assert not (home / "specs" / "retired.md").exists()
+    for rel, text in user_files.items():
+        assert (home / rel).read_text() == text, rel
+    assert "specs/retired.md" not in json.loads((home / "manifest.json").read_text())["files"]
+
+
+def test_version_flag_and_command(cli) -> None:
+    assert cli("--version").stdout == f"runtime {__version__}\n"
+    assert cli("version").stdout == f"runtime {__version__}\n"
+    assert cli("--output", "json", "version").json() == {"ok": True, "version": __version__}
+
+
+def test_unwritable_home_is_a_clear_error(cli, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("capability", "list", extra_env={"RUNTIME_HOME": str(blocker / "home")})
+    assert result.code == 2
+    assert "cannot prepare Runtime Home" in result.stderr
+    assert "Traceback" not in result.stderr
