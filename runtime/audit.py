@@ -8,12 +8,13 @@ cannot be written is an error the caller must act on (the step does not run).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,9 @@ class _AppendLogger:
 
 
 class AuditLog:
-    def __init__(self, path: Path, redactor: Redactor, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: Path, redactor: Redactor, clock: Callable[[], float] = time.time
+    ) -> None:
         self.path = path
         self.redactor = redactor
         self.clock = clock
@@ -61,38 +64,42 @@ class AuditLog:
             raise AuditError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
         import structlog
 
-        def redact(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
-            return self.redactor.data(event)  # type: ignore[no-any-return]
+        def redact(_: Any, __: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+            return self.redactor.data(dict(event))  # type: ignore[no-any-return]
 
-        def stamp(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
-            event["time"] = datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
+        def stamp(_: Any, __: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+            event["time"] = datetime.fromtimestamp(self.clock(), UTC).isoformat(
+                timespec="milliseconds"
+            )
             return event
 
         self._log = structlog.wrap_logger(
             _AppendLogger(self.fd),
-            processors=[stamp, redact, structlog.processors.JSONRenderer(sort_keys=True, default=str)],
+            processors=[
+                stamp,
+                redact,
+                structlog.processors.JSONRenderer(sort_keys=True, default=str),
+            ],
         )
 
     def record(self, event: str, **fields: Any) -> None:
         try:
             self._log.info(event, **fields)
         except OSError as exc:
-            raise AuditError(f"cannot write to the audit log {self.path}: {exc.strerror or exc}") from None
+            raise AuditError(
+                f"cannot write to the audit log {self.path}: {exc.strerror or exc}"
+            ) from None
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.close(self.fd)
-        except OSError:
-            pass
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every whole record; a torn or foreign line is skipped, never fatal."""
-    try:
-        fh = open(path, encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    if not path.exists():
         return
-    with fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             line = line.strip()
             if not line:

@@ -49,7 +49,9 @@ class KeyringUnavailable(Exception):
 
 
 class AuthEngine:
-    def __init__(self, workspace: Workspace, redactor: Redactor, keyring_backend: Any = None) -> None:
+    def __init__(
+        self, workspace: Workspace, redactor: Redactor, keyring_backend: Any = None
+    ) -> None:
         self.ws = workspace
         self.redactor = redactor
         self._backend = keyring_backend
@@ -67,7 +69,9 @@ class AuthEngine:
 
                 backend = keyring.get_keyring()
             except Exception as exc:  # a broken keyring install is a clear message, not a crash
-                raise KeyringUnavailable(f"the keyring could not be loaded ({type(exc).__name__})") from None
+                raise KeyringUnavailable(
+                    f"the keyring could not be loaded ({type(exc).__name__})"
+                ) from None
             if isinstance(backend, fail.Keyring):
                 raise KeyringUnavailable(
                     "no keyring backend is available on this machine (common on headless servers)"
@@ -83,7 +87,10 @@ class AuthEngine:
         value = self.ws.environ.get(self.token_env)
         if value:
             self.redactor.add(value)
-            return Lookup(Credential(name, host, value, f"environment variable {self.token_env}"), tuple(tried))
+            return Lookup(
+                Credential(name, host, value, f"environment variable {self.token_env}"),
+                tuple(tried),
+            )
         tried.append(f"keyring ({keyring_service(host)})")
         try:
             stored = self.backend().get_password(keyring_service(host), KEYRING_USER)

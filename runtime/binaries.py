@@ -6,7 +6,9 @@ from runtime.execution import StepEnvironment, StepError, StepOutcome
 from runtime.process import ProcessStartError, run_process
 
 
-def child_environment(env: StepEnvironment, binary: str, credential: str | None, host: str | None) -> dict[str, str]:
+def child_environment(
+    env: StepEnvironment, binary: str, credential: str | None, host: str | None
+) -> dict[str, str]:
     """The policy's allow-listed variables, plus only the credentials mapped to this binary."""
     names = env.policy.binary_environment
     child = {name: env.environ[name] for name in names if name in env.environ}
@@ -17,8 +19,14 @@ def child_environment(env: StepEnvironment, binary: str, credential: str | None,
     return child
 
 
-def run_binary(path: str, binary: str, args: list[str], env: StepEnvironment,
-               credential: str | None = None, host: str | None = None) -> StepOutcome:
+def run_binary(
+    path: str,
+    binary: str,
+    args: list[str],
+    env: StepEnvironment,
+    credential: str | None = None,
+    host: str | None = None,
+) -> StepOutcome:
     child = child_environment(env, binary, credential, host)
     try:
         result = run_process(
@@ -30,7 +38,9 @@ def run_binary(path: str, binary: str, args: list[str], env: StepEnvironment,
             redact=env.redactor.text,
         )
     except ProcessStartError as exc:
-        raise StepError(str(exc), hint="check that the binary is installed and executable") from None
+        raise StepError(
+            str(exc), hint="check that the binary is installed and executable"
+        ) from None
     output = result.stdout
     if result.stderr:
         output = output + ("" if not output or output.endswith("\n") else "\n") + result.stderr

@@ -34,7 +34,7 @@ def looks_like_path(arg: str) -> bool:
     return (
         arg.endswith(".md")
         or arg.startswith((".", "/", "~"))
-        or os.sep in arg and Path(arg).exists()
+        or (os.sep in arg and Path(arg).exists())
         or Path(arg).exists()
     )
 
@@ -70,7 +70,10 @@ def resolve_one(arg: str, sources: list[Path], cwd: Path) -> Target:
         if not path.exists():
             raise NotFound(f"no such file: {arg}", hint="check the path, or give a capability name")
         if path.is_dir():
-            raise NotFound(f"{arg} is a folder; name one capability file", hint="use `runtime capability validate DIR` for folders")
+            raise NotFound(
+                f"{arg} is a folder; name one capability file",
+                hint="use `runtime capability validate DIR` for folders",
+            )
         return Target(path, _display(path, cwd), True)
     found = resolve_name(arg, sources)
     if found is None:

@@ -36,7 +36,9 @@ def load_config(home: Home) -> Config:
         }
     )
     try:
-        doc = strictyaml.dirty_load(path.read_text(encoding="utf-8"), schema, label=str(path), allow_flow_style=True)
+        doc = strictyaml.dirty_load(
+            path.read_text(encoding="utf-8"), schema, label=str(path), allow_flow_style=True
+        )
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)

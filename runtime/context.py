@@ -37,7 +37,9 @@ class ContextStore:
         except FileNotFoundError:
             return {"active": None, "contexts": {}}
         except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read {self.path}: {exc}", hint="fix or remove the file") from None
+            raise UsageError(
+                f"cannot read {self.path}: {exc}", hint="fix or remove the file"
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("contexts"), dict):
             raise UsageError(f"{self.path} is not a contexts file", hint="fix or remove the file")
         return data
@@ -59,7 +61,10 @@ class ContextStore:
         data = self._load()
         if name not in data["contexts"]:
             known = ", ".join(sorted(data["contexts"])) or "(none)"
-            raise UsageError(f"no context named '{name}'", hint=f"contexts: {known}; create one with `runtime context set`")
+            raise UsageError(
+                f"no context named '{name}'",
+                hint=f"contexts: {known}; create one with `runtime context set`",
+            )
         return Context(name, dict(data["contexts"][name]))
 
     def active(self) -> Context | None:
@@ -80,10 +85,14 @@ class ContextStore:
         data = self._load()
         target = name or data.get("active") or "default"
         if not NAME.match(target):
-            raise UsageError(f"'{target}' is not a valid context name", hint="letters, digits, '.', '_' and '-'")
+            raise UsageError(
+                f"'{target}' is not a valid context name", hint="letters, digits, '.', '_' and '-'"
+            )
         for key in pairs:
             if key not in CONTEXT_KEYS:
-                raise UsageError(f"unknown context key '{key}'", hint="known keys: " + ", ".join(CONTEXT_KEYS))
+                raise UsageError(
+                    f"unknown context key '{key}'", hint="known keys: " + ", ".join(CONTEXT_KEYS)
+                )
         entry = data["contexts"].setdefault(target, {})
         for key, value in pairs.items():
             if value == "":

@@ -21,7 +21,9 @@ MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _LINEAGE_REF = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._/\-]*)`")
-_STEP_WORDS = re.compile(r"\bsteps?\b((?:\s*(?:,|and|&)?\s*\d+(?:\s*(?:-|–|—|to)\s*\d+)?)+)", re.IGNORECASE)
+_STEP_WORDS = re.compile(
+    r"\bsteps?\b((?:\s*(?:,|and|&)?\s*\d+(?:\s*(?:-|–|—|to)\s*\d+)?)+)", re.IGNORECASE
+)
 _RANGE = re.compile(r"(\d+)(?:\s*(?:-|–|—|to)\s*(\d+))?")
 
 
@@ -56,10 +58,14 @@ class Document:
     has_lineage_section: bool = False
     problems: list[Problem] = field(default_factory=list)
 
-    def error(self, line: int, column: int, code: str, message: str, hint: str | None = None) -> None:
+    def error(
+        self, line: int, column: int, code: str, message: str, hint: str | None = None
+    ) -> None:
         self.problems.append(Problem(self.path, line, column, "error", code, message, hint))
 
-    def warn(self, line: int, column: int, code: str, message: str, hint: str | None = None) -> None:
+    def warn(
+        self, line: int, column: int, code: str, message: str, hint: str | None = None
+    ) -> None:
         self.problems.append(Problem(self.path, line, column, "warning", code, message, hint))
 
 
@@ -107,7 +113,9 @@ def parse_document(data: bytes, label: str) -> Document:
     nul = text.find("\x00")
     if nul >= 0:
         line, col = _text_position(text, nul)
-        doc.error(line, col, "nul-byte", "the file contains a NUL byte", "remove it; a capability is text")
+        doc.error(
+            line, col, "nul-byte", "the file contains a NUL byte", "remove it; a capability is text"
+        )
         return doc
     lines = _split_lines(text)
     scan_lines = list(lines)
@@ -174,7 +182,13 @@ def _frontmatter(lines: list[str], doc: Document) -> Frontmatter | None:
     for i in range(1, len(lines)):
         if lines[i].rstrip() in ("---", "..."):
             return Frontmatter("\n".join(lines[1:i]) + "\n", 2, i + 1)
-    doc.error(1, 1, "unterminated-frontmatter", "the frontmatter opened on line 1 is never closed", "end it with a line '---'")
+    doc.error(
+        1,
+        1,
+        "unterminated-frontmatter",
+        "the frontmatter opened on line 1 is never closed",
+        "end it with a line '---'",
+    )
     return None
 
 

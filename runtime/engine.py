@@ -8,6 +8,7 @@ capabilities are not transactional, and the result says so.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,7 +21,15 @@ from runtime.plan import Plan, PlannedStep
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
 
-STEP_STATUSES = ("ok", "failed", "refused", "missing-credential", "interrupted", "terminated", "not-run")
+STEP_STATUSES = (
+    "ok",
+    "failed",
+    "refused",
+    "missing-credential",
+    "interrupted",
+    "terminated",
+    "not-run",
+)
 
 
 @dataclass
@@ -94,12 +103,23 @@ def execute_plan(
             run.results.append(StepResult(planned, "not-run"))
             continue
         try:
-            audit.record("step.start", **base, step=planned.index, target=planned.label,
-                         args=planned.args, transport=planned.transport, effect=planned.effect,
-                         decision=planned.decision.to_json())
+            audit.record(
+                "step.start",
+                **base,
+                step=planned.index,
+                target=planned.label,
+                args=planned.args,
+                transport=planned.transport,
+                effect=planned.effect,
+                decision=planned.decision.to_json(),
+            )
         except AuditError as exc:
-            result = StepResult(planned, "failed", error=f"{exc}; the step did not run",
-                                hint="make the audit log writable (Runtime Home's audit/ folder)")
+            result = StepResult(
+                planned,
+                "failed",
+                error=f"{exc}; the step did not run",
+                hint="make the audit log writable (Runtime Home's audit/ folder)",
+            )
             run.results.append(result)
             reporter.step_finished(result, total)
             stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
@@ -109,14 +129,23 @@ def execute_plan(
         run.results.append(result)
         try:
             audit.record(
-                "step", **base, step=planned.index, target=planned.label,
-                provider=planned.provider, operation=planned.operation.name if planned.operation else None,
-                binary=planned.binary, binary_path=planned.binary_path, args=planned.args,
-                transport=planned.transport, effect=planned.effect, decision=planned.decision.to_json(),
+                "step",
+                **base,
+                step=planned.index,
+                target=planned.label,
+                provider=planned.provider,
+                operation=planned.operation.name if planned.operation else None,
+                binary=planned.binary,
+                binary_path=planned.binary_path,
+                args=planned.args,
+                transport=planned.transport,
+                effect=planned.effect,
+                decision=planned.decision.to_json(),
                 status=result.status,
                 exit_code=result.outcome.exit_code if result.outcome else None,
                 http_status=result.outcome.http_status if result.outcome else None,
-                duration_ms=round(result.duration_ms, 3), error=result.error,
+                duration_ms=round(result.duration_ms, 3),
+                error=result.error,
             )
         except AuditError as exc:
             result.status = "failed"
@@ -133,16 +162,27 @@ def execute_plan(
         elif result.status != "ok":
             stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
     run.status = stop or "ok"
-    try:
-        audit.record("run.end", **base, status=run.status, exit_code=run.exit_code,
-                     steps=len(plan.steps), ok=sum(1 for r in run.results if r.status == "ok"))
-    except AuditError:
-        pass  # the step records already hold the outcome; the CLI reports the run's own result
+    # the step records already hold the outcome; the CLI reports the run's own result
+    with contextlib.suppress(AuditError):
+        audit.record(
+            "run.end",
+            **base,
+            status=run.status,
+            exit_code=run.exit_code,
+            steps=len(plan.steps),
+            ok=sum(1 for r in run.results if r.status == "ok"),
+        )
     return run
 
 
-def _run_step(planned: PlannedStep, ws: Workspace, services: Any, redactor: Redactor,
-              reporter: Reporter, timeout: float) -> StepResult:
+def _run_step(
+    planned: PlannedStep,
+    ws: Workspace,
+    services: Any,
+    redactor: Redactor,
+    reporter: Reporter,
+    timeout: float,
+) -> StepResult:
     env = StepEnvironment(
         cwd=ws.cwd,
         environ=ws.environ,
@@ -155,20 +195,34 @@ def _run_step(planned: PlannedStep, ws: Workspace, services: Any, redactor: Reda
     )
     started = time.perf_counter()
 
-    def done(status: str, outcome: StepOutcome | None = None, error: str | None = None,
-             hint: str | None = None) -> StepResult:
-        return StepResult(planned, status, outcome, (time.perf_counter() - started) * 1000, error, hint)
+    def done(
+        status: str,
+        outcome: StepOutcome | None = None,
+        error: str | None = None,
+        hint: str | None = None,
+    ) -> StepResult:
+        return StepResult(
+            planned, status, outcome, (time.perf_counter() - started) * 1000, error, hint
+        )
 
     try:
         if planned.binary is not None:
             from runtime.binaries import run_binary
 
             assert planned.binary_path is not None
-            outcome = run_binary(planned.binary_path, planned.binary, planned.args, env,
-                                 planned.credential, planned.inspection.credential_host)
+            outcome = run_binary(
+                planned.binary_path,
+                planned.binary,
+                planned.args,
+                env,
+                planned.credential,
+                planned.inspection.credential_host,
+            )
         else:
             provider = ws.registry.get(planned.provider or "")
-            assert provider is not None and planned.operation is not None and planned.call is not None
+            assert (
+                provider is not None and planned.operation is not None and planned.call is not None
+            )
             outcome = provider.execute(planned.operation, planned.call, env)
     except KeyboardInterrupt:
         return done("interrupted", error="interrupted by SIGINT; the step's processes were stopped")
@@ -179,7 +233,9 @@ def _run_step(planned: PlannedStep, ws: Workspace, services: Any, redactor: Reda
     except MissingCredential as exc:
         return done("missing-credential", error=exc.message, hint=exc.hint)
     except StepError as exc:
-        outcome = StepOutcome(ok=False, exit_code=exc.exit_code, http_status=exc.http_status, data=exc.data)
+        outcome = StepOutcome(
+            ok=False, exit_code=exc.exit_code, http_status=exc.http_status, data=exc.data
+        )
         return done("failed", outcome, exc.message, exc.hint)
     except RuntimeFailure as exc:
         return done("failed", error=exc.message, hint=exc.hint)

@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 class StepError(Exception):
     """A step failed; the message is shown to the user as is (no secrets in it)."""
 
-    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None,
-                 http_status: int | None = None, data: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        exit_code: int | None = None,
+        http_status: int | None = None,
+        data: Any = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint

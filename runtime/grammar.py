@@ -62,7 +62,9 @@ class _Locator:
         return self.raw(node.line, node.column)
 
     def raw(self, line: int, column: int) -> tuple[int, int]:
-        offset = self.line_offsets[line] if 0 <= line < len(self.line_offsets) else self.column_offset
+        offset = (
+            self.line_offsets[line] if 0 <= line < len(self.line_offsets) else self.column_offset
+        )
         return self.first_line + line, column + offset + 1
 
 
@@ -85,7 +87,9 @@ class _Checker:
             root, duplicates = parse(text, self.doc.path)
         except YamlError as exc:
             line, col = self.loc.raw(exc.line, exc.column)
-            self.problems.append(Problem(self.doc.path, line, col, "error", "yaml", exc.message, exc.hint))
+            self.problems.append(
+                Problem(self.doc.path, line, col, "error", "yaml", exc.message, exc.hint)
+            )
             return None
         for dup in duplicates:
             line, col = self.loc.raw(dup.line, dup.column)
@@ -148,9 +152,15 @@ def check_capability(doc: Document) -> tuple[Capability, list[Problem]]:
 
 
 def _check_block(doc: Document, block: FencedBlock, cap: Capability) -> list[Problem]:
-    checker = _Checker(doc, _Locator(
-        doc.path, block.content_start_line, block.content_column_offset, block.content_line_offsets
-    ))
+    checker = _Checker(
+        doc,
+        _Locator(
+            doc.path,
+            block.content_start_line,
+            block.content_column_offset,
+            block.content_line_offsets,
+        ),
+    )
     root = checker.parse(block.content)
     if root is None:
         if not checker.problems:
@@ -167,33 +177,55 @@ def _check_block(doc: Document, block: FencedBlock, cap: Capability) -> list[Pro
             )
         return checker.problems
     if root.kind != "map":
-        checker.error(root, "wrong-type", f"the runtime block must be a mapping of keys, not {root.describe()}",
-                      "start with 'version: v1'")
+        checker.error(
+            root,
+            "wrong-type",
+            f"the runtime block must be a mapping of keys, not {root.describe()}",
+            "start with 'version: v1'",
+        )
         return checker.problems
-    for key in root.keys():
+    for key in root.key_nodes():
         if key.text not in TOP_KEYS:
             checker.unknown_key(key, TOP_KEYS, "the runtime block")
     version = root.get("version")
     if version is None:
         checker.problems.append(
-            Problem(doc.path, block.content_start_line, 1 + block.content_column_offset, "error", "missing-key",
-                    "missing 'version'", "add 'version: v1'")
+            Problem(
+                doc.path,
+                block.content_start_line,
+                1 + block.content_column_offset,
+                "error",
+                "missing-key",
+                "missing 'version'",
+                "add 'version: v1'",
+            )
         )
     else:
         text = checker.scalar(version, "'version'")
         if text is not None:
             cap.version = text
             if text not in SUPPORTED_VERSIONS:
-                checker.error(version, "unsupported-version", f"unsupported version '{text}'",
-                              "supported versions: " + ", ".join(SUPPORTED_VERSIONS))
+                checker.error(
+                    version,
+                    "unsupported-version",
+                    f"unsupported version '{text}'",
+                    "supported versions: " + ", ".join(SUPPORTED_VERSIONS),
+                )
     inputs = root.get("inputs")
     if inputs is not None:
         _check_inputs(checker, inputs, cap)
     workflow = root.get("workflow")
     if workflow is None:
         checker.problems.append(
-            Problem(doc.path, block.content_start_line, 1 + block.content_column_offset, "error", "missing-key",
-                    "missing 'workflow'", "add 'workflow:' with at least one step")
+            Problem(
+                doc.path,
+                block.content_start_line,
+                1 + block.content_column_offset,
+                "error",
+                "missing-key",
+                "missing 'workflow'",
+                "add 'workflow:' with at least one step",
+            )
         )
     else:
         _check_workflow(checker, workflow, cap)
@@ -204,20 +236,30 @@ def _check_inputs(checker: _Checker, node: Node, cap: Capability) -> None:
     if node.kind == "scalar" and node.text in ("", "~", "null"):
         return  # 'inputs:' with nothing under it
     if node.kind != "map":
-        checker.error(node, "wrong-type", f"'inputs' must be a mapping of input names, not {node.describe()}")
+        checker.error(
+            node, "wrong-type", f"'inputs' must be a mapping of input names, not {node.describe()}"
+        )
         return
     for key, value in node.pairs:
         name = key.text
         if not INPUT_NAME.match(name):
-            checker.error(key, "bad-input-name", f"'{name}' is not a valid input name",
-                          "use letters, digits, '_' and '-', starting with a letter or '_'")
+            checker.error(
+                key,
+                "bad-input-name",
+                f"'{name}' is not a valid input name",
+                "use letters, digits, '_' and '-', starting with a letter or '_'",
+            )
         line, col = checker.loc.at(key)
         description: str | None = None
         required = False
         if value.kind == "scalar" and value.text in ("", "~", "null"):
             pass
         elif value.kind != "map":
-            checker.error(value, "wrong-type", f"input '{name}' must be a mapping with description and required")
+            checker.error(
+                value,
+                "wrong-type",
+                f"input '{name}' must be a mapping with description and required",
+            )
         else:
             for k, v in value.pairs:
                 if k.text not in INPUT_KEYS:
@@ -232,8 +274,12 @@ def _check_inputs(checker: _Checker, node: Node, cap: Capability) -> None:
 
 def _check_workflow(checker: _Checker, node: Node, cap: Capability) -> None:
     if node.kind != "seq":
-        checker.error(node, "wrong-type", f"'workflow' must be a list of steps, not {node.describe()}",
-                      "write each step as '- provider: ...' with 'args: [...]'")
+        checker.error(
+            node,
+            "wrong-type",
+            f"'workflow' must be a list of steps, not {node.describe()}",
+            "write each step as '- provider: ...' with 'args: [...]'",
+        )
         return
     if not node.items:
         checker.error(node, "empty-workflow", "'workflow' has no steps", "add at least one step")
@@ -247,9 +293,11 @@ def _check_workflow(checker: _Checker, node: Node, cap: Capability) -> None:
 def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
     where = f"step {index}"
     if node.kind != "map":
-        checker.error(node, "wrong-type", f"{where} must be a mapping with 'provider' or 'binary' and 'args'")
+        checker.error(
+            node, "wrong-type", f"{where} must be a mapping with 'provider' or 'binary' and 'args'"
+        )
         return None
-    for key in node.keys():
+    for key in node.key_nodes():
         if key.text not in STEP_KEYS:
             checker.unknown_key(key, STEP_KEYS, where)
     provider = node.get("provider")
@@ -257,36 +305,60 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
     args_node = node.get("args")
     ok = True
     if provider is not None and binary is not None:
-        checker.error(node, "provider-and-binary", f"{where} sets both 'provider' and 'binary'",
-                      "a step sets exactly one of them")
+        checker.error(
+            node,
+            "provider-and-binary",
+            f"{where} sets both 'provider' and 'binary'",
+            "a step sets exactly one of them",
+        )
         ok = False
     elif provider is None and binary is None:
-        checker.error(node, "no-provider-or-binary", f"{where} sets neither 'provider' nor 'binary'",
-                      "add 'provider: files' (or github), or 'binary:' with an allowed binary")
+        checker.error(
+            node,
+            "no-provider-or-binary",
+            f"{where} sets neither 'provider' nor 'binary'",
+            "add 'provider: files' (or github), or 'binary:' with an allowed binary",
+        )
         ok = False
-    provider_name = checker.scalar(provider, f"'provider' of {where}") if provider is not None else None
+    provider_name = (
+        checker.scalar(provider, f"'provider' of {where}") if provider is not None else None
+    )
     binary_name = checker.scalar(binary, f"'binary' of {where}") if binary is not None else None
     args: list[Arg] = []
     if args_node is None:
-        checker.error(node, "missing-key", f"{where} has no 'args'",
-                      "add 'args: [...]': the words you would type after `runtime <provider>`")
+        checker.error(
+            node,
+            "missing-key",
+            f"{where} has no 'args'",
+            "add 'args: [...]': the words you would type after `runtime <provider>`",
+        )
         ok = False
     elif args_node.kind == "scalar" and args_node.text in ("", "~", "null") and args_node.plain:
         args = []
     elif args_node.kind != "seq":
-        checker.error(args_node, "wrong-type", f"'args' of {where} must be a list, not {args_node.describe()}",
-                      "write 'args: [word, word]' or one '- word' per line")
+        checker.error(
+            args_node,
+            "wrong-type",
+            f"'args' of {where} must be a list, not {args_node.describe()}",
+            "write 'args: [word, word]' or one '- word' per line",
+        )
         ok = False
     else:
         for item in args_node.items:
             if item.kind != "scalar":
-                checker.error(item, "wrong-type", f"each arg of {where} must be a single value, not {item.describe()}",
-                              "quote it if it is meant as text")
+                checker.error(
+                    item,
+                    "wrong-type",
+                    f"each arg of {where} must be a single value, not {item.describe()}",
+                    "quote it if it is meant as text",
+                )
                 ok = False
                 continue
             line, col = checker.loc.at(item)
             args.append(Arg(item.text, line, col))
-    if provider is not None and provider_name is None or binary is not None and binary_name is None:
+    if (provider is not None and provider_name is None) or (
+        binary is not None and binary_name is None
+    ):
         ok = False
     if not ok:
         return None
@@ -311,28 +383,36 @@ def _check_frontmatter(doc: Document, fm: Frontmatter, cap: Capability) -> list[
     if root is None:
         return checker.problems
     if root.kind != "map":
-        checker.error(root, "wrong-type", f"the frontmatter must be a mapping of keys, not {root.describe()}")
+        checker.error(
+            root, "wrong-type", f"the frontmatter must be a mapping of keys, not {root.describe()}"
+        )
         return checker.problems
     cap.frontmatter = _plain(root)
-    name = root.get("name")
-    if name is not None:
-        text = checker.scalar(name, "'name'")
+    name_node = root.get("name")
+    if name_node is not None:
+        text = checker.scalar(name_node, "'name'")
         if text is not None and not (KEBAB.match(text) and len(text) <= 64):
-            checker.error(name, "bad-name", f"name '{text}' is not kebab-case",
-                          "use 1 to 64 lowercase letters, digits and single '-' between them")
-    for key in ("description", "compatibility"):
-        value = root.get(key)
+            checker.error(
+                name_node,
+                "bad-name",
+                f"name '{text}' is not kebab-case",
+                "use 1 to 64 lowercase letters, digits and single '-' between them",
+            )
+    for field_name in ("description", "compatibility"):
+        value = root.get(field_name)
         if value is not None:
-            checker.scalar(value, f"'{key}'")
+            checker.scalar(value, f"'{field_name}'")
     metadata = root.get("metadata")
     if metadata is None:
         return checker.problems
     if metadata.kind != "map":
         checker.error(metadata, "wrong-type", "'metadata' must be a mapping of vendor namespaces")
         return checker.problems
-    for key, value in metadata.pairs:
+    for namespace, value in metadata.pairs:
         if value.kind != "map":
-            checker.error(value, "wrong-type", f"metadata namespace '{key.text}' must be a mapping")
+            checker.error(
+                value, "wrong-type", f"metadata namespace '{namespace.text}' must be a mapping"
+            )
     mda = metadata.get("mda")
     if mda is not None and mda.kind == "map":
         requires = mda.get("requires")
@@ -343,8 +423,12 @@ def _check_frontmatter(doc: Document, fm: Frontmatter, cap: Capability) -> list[
 
 def _string_list(checker: _Checker, node: Node, what: str) -> list[str] | None:
     if node.kind != "seq":
-        checker.error(node, "requires-shape", f"{what} must be a list of strings, not {node.describe()}",
-                      'write it as ["a", "b"]')
+        checker.error(
+            node,
+            "requires-shape",
+            f"{what} must be a list of strings, not {node.describe()}",
+            'write it as ["a", "b"]',
+        )
         return None
     out: list[str] = []
     for item in node.items:
@@ -379,6 +463,10 @@ def _int_field(checker: _Checker, node: Node, what: str) -> None:
         checker.error(node, "requires-shape", f"{what} must be a non-negative integer")
 
 
+def _list_field(checker: _Checker, node: Node, what: str) -> None:
+    _string_list(checker, node, what)
+
+
 def _bool_field(checker: _Checker, node: Node, what: str) -> None:
     if node.kind != "scalar" or node.text.lower() not in ("true", "false"):
         checker.error(node, "requires-shape", f"{what} must be true or false")
@@ -393,8 +481,12 @@ def _object_fields(
     for key, value in node.pairs:
         check = fields.get(key.text)
         if check is None:
-            checker.warn(key, "requires-unknown-field", f"unknown field '{key.text}' in {what} (ignored)",
-                         "known fields: " + ", ".join(fields))
+            checker.warn(
+                key,
+                "requires-unknown-field",
+                f"unknown field '{key.text}' in {what} (ignored)",
+                "known fields: " + ", ".join(fields),
+            )
         else:
             check(value)
 
@@ -408,40 +500,70 @@ def _check_requires(checker: _Checker, node: Node, cap: Capability) -> None:
         name = key.text
         cap.requires_lines[name] = checker.loc.at(key)[0]
         if not (KEBAB.match(name) and 1 <= len(name) <= 64):
-            checker.error(key, "requires-key", f"requires key '{name}' is not kebab-case",
-                          "keys are 1 to 64 lowercase letters and digits with single '-' between them")
+            checker.error(
+                key,
+                "requires-key",
+                f"requires key '{name}' is not kebab-case",
+                "keys are 1 to 64 lowercase letters and digits with single '-' between them",
+            )
             continue
         what = f"requires.{name}"
         if name == "runtime":
             entries = _string_list(checker, value, what)
             for item, entry in zip(value.items if entries else [], entries or [], strict=False):
                 if parse_runtime_constraint(entry) is None:
-                    checker.error(item, "requires-shape", f"'{entry}' is not a runtime constraint",
-                                  "write <runtime>[<comparator><version>], for example python>=3.11")
+                    checker.error(
+                        item,
+                        "requires-shape",
+                        f"'{entry}' is not a runtime constraint",
+                        "write <runtime>[<comparator><version>], for example python>=3.11",
+                    )
         elif name in ("tools", "packages"):
             _string_list(checker, value, what)
         elif name == "network":
             if value.kind == "scalar":
                 if value.text not in ("none", "local", "public"):
-                    checker.error(value, "requires-shape", f"network '{value.text}' is not none, local or public",
-                                  "or give a list of host globs")
+                    checker.error(
+                        value,
+                        "requires-shape",
+                        f"network '{value.text}' is not none, local or public",
+                        "or give a list of host globs",
+                    )
             else:
                 _string_list(checker, value, what)
         elif name == "model":
-            _object_fields(checker, value, what, {
-                "min-context": lambda n: _int_field(checker, n, "model.min-context"),
-                "tools-required": lambda n: _bool_field(checker, n, "model.tools-required"),
-                "vision": lambda n: _bool_field(checker, n, "model.vision"),
-            })
+            _object_fields(
+                checker,
+                value,
+                what,
+                {
+                    "min-context": lambda n: _int_field(checker, n, "model.min-context"),
+                    "tools-required": lambda n: _bool_field(checker, n, "model.tools-required"),
+                    "vision": lambda n: _bool_field(checker, n, "model.vision"),
+                },
+            )
         elif name == "cost-hints":
-            _object_fields(checker, value, what, {
-                "tokens-per-call": lambda n: _int_field(checker, n, "cost-hints.tokens-per-call"),
-                "seconds-per-call": lambda n: _int_field(checker, n, "cost-hints.seconds-per-call"),
-                "paid-apis": lambda n: _string_list(checker, n, "cost-hints.paid-apis") and None,
-            })
+            _object_fields(
+                checker,
+                value,
+                what,
+                {
+                    "tokens-per-call": lambda n: _int_field(
+                        checker, n, "cost-hints.tokens-per-call"
+                    ),
+                    "seconds-per-call": lambda n: _int_field(
+                        checker, n, "cost-hints.seconds-per-call"
+                    ),
+                    "paid-apis": lambda n: _list_field(checker, n, "cost-hints.paid-apis"),
+                },
+            )
         else:
-            checker.warn(key, "requires-unknown-key", f"requires key '{name}' is not a standard key; it is kept but not checked",
-                         "standard keys: runtime, tools, network, packages, model, cost-hints")
+            checker.warn(
+                key,
+                "requires-unknown-key",
+                f"requires key '{name}' is not a standard key; it is kept but not checked",
+                "standard keys: runtime, tools, network, packages, model, cost-hints",
+            )
 
 
 def references(text: str) -> list[re.Match[str]]:

@@ -174,7 +174,10 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
             _remove_empty_dirs(home.root / folder)
         _atomic_write(
             home.root / MANIFEST,
-            (json.dumps({"version": __version__, "files": manifest}, indent=2, sort_keys=True) + "\n").encode(),
+            (
+                json.dumps({"version": __version__, "files": manifest}, indent=2, sort_keys=True)
+                + "\n"
+            ).encode(),
         )
         _atomic_write(home.root / VERSION_FILE, (__version__ + "\n").encode())
         return report
@@ -183,6 +186,8 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
 def _remove_empty_dirs(root: Path) -> None:
     if not root.is_dir():
         return
-    for path in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+    for path in sorted(
+        (p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True
+    ):
         with contextlib.suppress(OSError):
             path.rmdir()

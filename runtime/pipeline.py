@@ -66,7 +66,9 @@ def prepare(ws: Workspace, name: str, inputs: dict[str, str]) -> Prepared:
     return Prepared(target, cap, inputs, plan, services, redactor, warnings)
 
 
-def single_step(ws: Workspace, provider: str | None, binary: str | None, args: list[str]) -> Prepared:
+def single_step(
+    ws: Workspace, provider: str | None, binary: str | None, args: list[str]
+) -> Prepared:
     """A one-step capability for `runtime <provider> ...` and `runtime command run`."""
     label = f"runtime {provider or 'command run ' + (binary or '')}"
     if provider is not None:
@@ -78,7 +80,7 @@ def single_step(ws: Workspace, provider: str | None, binary: str | None, args: l
                 f"'{' '.join(args[:2])}' is not an operation of '{provider}'",
                 hint=f"run `runtime {provider} --help` for the operations",
             )
-        _, problems = bind(op, args[len(op.words):])
+        _, problems = bind(op, args[len(op.words) :])
         if problems:
             raise UsageError(problems[0].message, hint=problems[0].hint)
     else:
@@ -104,7 +106,7 @@ def gate(prepared: Prepared) -> None:
     if refused:
         lines = []
         for s in refused:
-            what = f"{s.label} {' '.join(prepared.redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0:])}".strip()
+            what = f"{s.label} {' '.join(prepared.redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0 :])}".strip()
             reason = f": {s.decision.reason}" if s.decision.reason else ""
             lines.append(f"step {s.index} ({what}) refused by {s.decision.rule}{reason}")
         raise PolicyRefusal(
@@ -120,26 +122,40 @@ def gate(prepared: Prepared) -> None:
         )
 
 
-def execute(prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str) -> RunResult:
+def execute(
+    prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str
+) -> RunResult:
     from runtime.audit import AuditError, AuditLog
 
     ws = prepared.services.workspace
     try:
         audit = AuditLog(ws.home.audit_log, prepared.redactor, ws.clock)
     except AuditError as exc:
-        raise UsageError(f"{exc}; nothing ran", hint="make Runtime Home writable, or set RUNTIME_HOME") from None
+        raise UsageError(
+            f"{exc}; nothing ran", hint="make Runtime Home writable, or set RUNTIME_HOME"
+        ) from None
     cap = prepared.capability
     try:
         audit.record(
-            "run.start", run_id=run_id, capability=cap.path, sha256=cap.sha256,
-            inputs=prepared.redactor.inputs(prepared.inputs), steps=len(prepared.plan.steps),
+            "run.start",
+            run_id=run_id,
+            capability=cap.path,
+            sha256=cap.sha256,
+            inputs=prepared.redactor.inputs(prepared.inputs),
+            steps=len(prepared.plan.steps),
         )
     except AuditError as exc:
         audit.close()
         raise UsageError(f"{exc}; nothing ran", hint="make the audit log writable") from None
     try:
         return execute_plan(
-            prepared.plan, ws, prepared.services, prepared.redactor, audit, reporter, run_id,
+            prepared.plan,
+            ws,
+            prepared.services,
+            prepared.redactor,
+            audit,
+            reporter,
+            run_id,
             timeout if timeout is not None else ws.policy.timeout(),
         )
     finally:
@@ -147,7 +163,9 @@ def execute(prepared: Prepared, reporter: Reporter, timeout: float | None, run_i
         prepared.services.close()
 
 
-def record_refusal(ws: Workspace, prepared: Prepared | None, run_id: str, reason: str, status: str) -> None:
+def record_refusal(
+    ws: Workspace, prepared: Prepared | None, run_id: str, reason: str, status: str
+) -> None:
     """A refused run leaves one audit record too (best effort: the refusal itself is the answer)."""
     from runtime.audit import AuditError, AuditLog
 
@@ -158,8 +176,14 @@ def record_refusal(ws: Workspace, prepared: Prepared | None, run_id: str, reason
         return
     try:
         cap = prepared.capability if prepared else None
-        audit.record("run.refused", run_id=run_id, capability=cap.path if cap else None,
-                     sha256=cap.sha256 if cap else None, status=status, reason=reason)
+        audit.record(
+            "run.refused",
+            run_id=run_id,
+            capability=cap.path if cap else None,
+            sha256=cap.sha256 if cap else None,
+            status=status,
+            reason=reason,
+        )
     except AuditError:
         pass
     finally:

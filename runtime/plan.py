@@ -23,7 +23,9 @@ from runtime.workspace import Workspace
 class Inspection:
     """What a provider says about a call before it runs (no side effects)."""
 
-    decision: Decision | None = None  # a refusal beyond the generic rules (e.g. a path outside the roots)
+    decision: Decision | None = (
+        None  # a refusal beyond the generic rules (e.g. a path outside the roots)
+    )
     notes: list[str] = field(default_factory=list)  # e.g. "ORG from context 'work': acme"
     hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
     paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
@@ -82,7 +84,11 @@ class Plan:
 
     @property
     def missing_binaries(self) -> list[PlannedStep]:
-        return [s for s in self.steps if s.binary is not None and s.binary_path is None and s.decision.allowed]
+        return [
+            s
+            for s in self.steps
+            if s.binary is not None and s.binary_path is None and s.decision.allowed
+        ]
 
 
 def build_plan(cap: Capability, inputs: dict[str, str], ws: Workspace, services: Any) -> Plan:
@@ -109,12 +115,22 @@ def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) 
         )
     provider = ws.registry.get(step.provider or "")
     if provider is None:  # validated earlier; kept total for safety
-        return PlannedStep(step.index, step, resolved, Decision(False, "registry", "provider not registered"),
-                           provider=step.provider)
+        return PlannedStep(
+            step.index,
+            step,
+            resolved,
+            Decision(False, "registry", "provider not registered"),
+            provider=step.provider,
+        )
     operation = match_operation(provider.operations, step.arg_texts)
     if operation is None:
-        return PlannedStep(step.index, step, resolved, Decision(False, "registry", "no such operation"),
-                           provider=provider.name)
+        return PlannedStep(
+            step.index,
+            step,
+            resolved,
+            Decision(False, "registry", "no such operation"),
+            provider=provider.name,
+        )
     n = len(operation.words)
     binding, _ = bind(operation, step.arg_texts[n:])
     call = resolve_call(binding, resolved[n:])

@@ -51,7 +51,9 @@ class Policy:
 
     def decide_binary(self, name: str, args: Sequence[str]) -> Decision:
         if name in NEVER_BINARIES:
-            return Decision(False, "built-in: runtime never runs itself", "no capability-to-capability calls")
+            return Decision(
+                False, "built-in: runtime never runs itself", "no capability-to-capability calls"
+            )
         if name in self.denied_binaries:
             return Decision(False, f"denied_binaries: {name} ({self.denied_binaries[name]})")
         if name not in self.allowed_binaries:
@@ -94,20 +96,32 @@ class Policy:
     def to_json(self) -> dict[str, Any]:
         return {
             "sources": self.sources,
-            "allowed_binaries": [{"name": n, "source": s} for n, s in sorted(self.allowed_binaries.items())],
-            "denied_binaries": [{"name": n, "source": s} for n, s in sorted(self.denied_binaries.items())],
+            "allowed_binaries": [
+                {"name": n, "source": s} for n, s in sorted(self.allowed_binaries.items())
+            ],
+            "denied_binaries": [
+                {"name": n, "source": s} for n, s in sorted(self.denied_binaries.items())
+            ],
             "denied_arguments": [
                 {"binary": b, "run": list(run), "source": s}
                 for b, runs in sorted(self.denied_arguments.items())
                 for run, s in runs
             ],
-            "denied_operations": [{"operation": " ".join(w), "source": s} for w, s in self.denied_operations],
+            "denied_operations": [
+                {"operation": " ".join(w), "source": s} for w, s in self.denied_operations
+            ],
             "read_roots": {"value": self.read_roots[0], "source": self.read_roots[1]},
             "write_roots": {"value": self.write_roots[0], "source": self.write_roots[1]},
-            "timeout_seconds": {"value": self.timeout_seconds[0], "source": self.timeout_seconds[1]},
-            "binary_environment": [{"name": n, "source": s} for n, s in sorted(self.binary_environment.items())],
+            "timeout_seconds": {
+                "value": self.timeout_seconds[0],
+                "source": self.timeout_seconds[1],
+            },
+            "binary_environment": [
+                {"name": n, "source": s} for n, s in sorted(self.binary_environment.items())
+            ],
             "binary_credentials": [
-                {"binary": b, "credential": c, "source": s} for b, (c, s) in sorted(self.binary_credentials.items())
+                {"binary": b, "credential": c, "source": s}
+                for b, (c, s) in sorted(self.binary_credentials.items())
             ],
         }
 
@@ -190,11 +204,27 @@ def parse_policy_text(text: str, label: str) -> dict[str, Any]:
     data: dict[str, Any] = doc.data if doc is not None else {}
     version = data.get("version", "v1")
     if version != "v1":
-        problem = Problem(label, 1, 1, "error", "invalid-policy", f"unsupported policy version '{version}'", "use version: v1")
+        problem = Problem(
+            label,
+            1,
+            1,
+            "error",
+            "invalid-policy",
+            f"unsupported policy version '{version}'",
+            "use version: v1",
+        )
         raise InvalidPolicy(problem.message, hint=problem.hint, problems=[problem])
     timeout = data.get("timeout_seconds")
     if timeout is not None and not (0 < float(timeout) <= 86400):
-        problem = Problem(label, 1, 1, "error", "invalid-policy", "timeout_seconds must be between 0 and 86400", None)
+        problem = Problem(
+            label,
+            1,
+            1,
+            "error",
+            "invalid-policy",
+            "timeout_seconds must be between 0 and 86400",
+            None,
+        )
         raise InvalidPolicy(problem.message, problems=[problem])
     return data
 
@@ -233,7 +263,12 @@ def load_policy(user_file: Path | None) -> Policy:
 
     policy = Policy()
     default = default_policy_file()
-    _apply(policy, parse_policy_text(default.read_text(encoding="utf-8"), "default"), "default", is_default=True)
+    _apply(
+        policy,
+        parse_policy_text(default.read_text(encoding="utf-8"), "default"),
+        "default",
+        is_default=True,
+    )
     if user_file is not None and user_file.exists():
         try:
             text = user_file.read_text(encoding="utf-8")

@@ -344,7 +344,7 @@ class _Runner:
         self._signal_group(signal.SIGTERM)
         if not self._wait_group(TERM_GRACE, drain=drain):
             self._signal_group(signal.SIGKILL)
-            self.proc.wait()
+            # Bounded: a member we may not signal (it changed its user) must not hang us.
             self._wait_group(KILL_WAIT, drain=drain)
         # Whatever still holds the pipes escaped the group: stop reading from it.
         for stream in self.streams:
@@ -362,7 +362,8 @@ class _Runner:
         except BaseException:
             # Interrupted again while cleaning up: no more grace.
             self._signal_group(signal.SIGKILL)
-            self.proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(KILL_WAIT)
             raise
 
     def close(self) -> None:
@@ -441,7 +442,8 @@ def run_process(
         else:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(KILL_WAIT)
             for file in (proc.stdout, proc.stderr):
                 if file is not None:
                     file.close()

@@ -167,9 +167,7 @@ class BoundCall:
         }
 
 
-def match_operation(
-    operations: Sequence[Operation], args: Sequence[str]
-) -> Operation | None:
+def match_operation(operations: Sequence[Operation], args: Sequence[str]) -> Operation | None:
     """The operation whose words are the longest prefix of ``args``."""
     best: Operation | None = None
     for op in operations:
@@ -221,7 +219,9 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
             )
         )
     given = {key for key, _ in binding.options}
-    missing_options = [o.name for o in operation.options or () if o.required and o.name not in given]
+    missing_options = [
+        o.name for o in operation.options or () if o.required and o.name not in given
+    ]
     if missing_options:
         problems.append(
             BindingProblem(

@@ -6,11 +6,11 @@ import re
 from typing import Any
 
 REDACTED = "[REDACTED]"
-SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api[_-]?key|private[_-]?key|credential)")
-# Shapes of well-known tokens, redacted even when the value was never registered.
-TOKEN_SHAPES = re.compile(
-    r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"
+SECRET_NAME = re.compile(
+    r"(?i)(token|secret|password|passwd|api[_-]?key|private[_-]?key|credential)"
 )
+# Shapes of well-known tokens, redacted even when the value was never registered.
+TOKEN_SHAPES = re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b")
 URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
 
 

@@ -6,6 +6,7 @@ to GitHub never import httpx or keyring.
 
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,9 @@ class Services:
         self.workspace = workspace
         self.redactor = redactor
         self._closers: list[Any] = []
-        self.cache: dict[str, Any] = {}  # per-run objects providers keep (e.g. an HTTP client per host)
+        self.cache: dict[
+            str, Any
+        ] = {}  # per-run objects providers keep (e.g. an HTTP client per host)
 
     @cached_property
     def auth(self) -> AuthEngine:
@@ -42,7 +45,5 @@ class Services:
     def close(self) -> None:
         while self._closers:
             closer = self._closers.pop()
-            try:
+            with contextlib.suppress(Exception):  # closing must never mask the run's result
                 closer()
-            except Exception:  # closing must never mask the run's own result
-                pass

@@ -39,9 +39,13 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
             try:
                 value = data.decode("utf-8")
             except UnicodeDecodeError:
-                raise UsageError(f"--input {key}=@{value[1:]}: the file is not UTF-8 text") from None
+                raise UsageError(
+                    f"--input {key}=@{value[1:]}: the file is not UTF-8 text"
+                ) from None
         if "\x00" in value:
-            raise UsageError(f"input '{key}' contains a NUL byte", hint="inputs are text; remove the NUL")
+            raise UsageError(
+                f"input '{key}' contains a NUL byte", hint="inputs are text; remove the NUL"
+            )
         values[key] = value
     return values
 

@@ -89,35 +89,65 @@ def _check_step(cap: Capability, step: Step, registry: Registry, policy: Policy)
     if step.binary is not None:
         name = step.binary
         if name in NEVER_BINARIES:
-            return [problem(step.line, step.column, "binary-runtime",
-                            f"step {step.index}: 'runtime' is never a valid binary",
-                            "a capability cannot invoke another: inline its steps and declare a Lineage section")]
+            return [
+                problem(
+                    step.line,
+                    step.column,
+                    "binary-runtime",
+                    f"step {step.index}: 'runtime' is never a valid binary",
+                    "a capability cannot invoke another: inline its steps and declare a Lineage section",
+                )
+            ]
         if "/" in name:
-            return [problem(step.line, step.column, "binary-path",
-                            f"step {step.index}: binary '{name}' must be a name, not a path",
-                            "name an allowed binary; it is resolved on PATH at plan time")]
+            return [
+                problem(
+                    step.line,
+                    step.column,
+                    "binary-path",
+                    f"step {step.index}: binary '{name}' must be a name, not a path",
+                    "name an allowed binary; it is resolved on PATH at plan time",
+                )
+            ]
         if not policy.binary_listed(name):
-            return [problem(step.line, step.column, "binary-not-allowed",
-                            f"step {step.index}: binary '{name}' is not in allowed_binaries",
-                            "allowed: " + ", ".join(sorted(policy.allowed_binaries))
-                            + " (a user policy can allow more)")]
+            return [
+                problem(
+                    step.line,
+                    step.column,
+                    "binary-not-allowed",
+                    f"step {step.index}: binary '{name}' is not in allowed_binaries",
+                    "allowed: "
+                    + ", ".join(sorted(policy.allowed_binaries))
+                    + " (a user policy can allow more)",
+                )
+            ]
         return []
     provider = registry.get(step.provider or "")
     if provider is None:
         known = registry.names()
-        return [problem(step.line, step.column, "unknown-provider",
-                        f"step {step.index}: '{step.provider}' is not a registered provider",
-                        "registered providers: " + ", ".join(known))]
+        return [
+            problem(
+                step.line,
+                step.column,
+                "unknown-provider",
+                f"step {step.index}: '{step.provider}' is not a registered provider",
+                "registered providers: " + ", ".join(known),
+            )
+        ]
     texts = step.arg_texts
     operation = match_operation(provider.operations, texts)
     if operation is None:
         where = step.args[0] if step.args else None
         words = " ".join(texts[:2]) if texts else "(no args)"
-        return [problem(where.line if where else step.line, where.column if where else step.column,
-                        "unknown-operation",
-                        f"step {step.index}: '{words}' is not an operation of '{provider.name}'",
-                        f"run `runtime {provider.name} --help` for the operations; they are: "
-                        + ", ".join(op.name for op in provider.operations))]
+        return [
+            problem(
+                where.line if where else step.line,
+                where.column if where else step.column,
+                "unknown-operation",
+                f"step {step.index}: '{words}' is not an operation of '{provider.name}'",
+                f"run `runtime {provider.name} --help` for the operations; they are: "
+                + ", ".join(op.name for op in provider.operations),
+            )
+        ]
     offset = len(operation.words)
     _, binding_problems = bind(operation, texts[offset:])
     out: list[Problem] = []

@@ -34,7 +34,7 @@ class Node:
                 return v
         return None
 
-    def keys(self) -> Iterator[Node]:
+    def key_nodes(self) -> Iterator[Node]:
         for k, _ in self.pairs:
             yield k
 
@@ -89,7 +89,9 @@ def _convert(raw: object, duplicates: list[DuplicateKey], depth: int) -> Node:
 
     mark = raw.start_mark  # type: ignore[attr-defined]
     if depth > MAX_DEPTH:
-        raise YamlError(mark.line, mark.column, f"the YAML is nested deeper than {MAX_DEPTH} levels")
+        raise YamlError(
+            mark.line, mark.column, f"the YAML is nested deeper than {MAX_DEPTH} levels"
+        )
     if isinstance(raw, nodes.MappingNode):
         node = Node("map", mark.line, mark.column)
         seen: dict[str, Node] = {}
@@ -127,7 +129,9 @@ def _translate(exc: object) -> YamlError:
             "remove the tag; quote the value if the text itself starts with '!'",
         )
     if isinstance(exc, sx.AnchorTokenDisallowed):
-        start = getattr(exc, "context_mark", None)  # strictyaml passes the anchor's start as context
+        start = getattr(
+            exc, "context_mark", None
+        )  # strictyaml passes the anchor's start as context
         if start is not None:
             line, column = start.line, start.column
         return YamlError(

@@ -74,7 +74,10 @@ def env(home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def cli(
-    work: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    work: Path,
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> Iterator[Callable[..., Result]]:
     def run(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None) -> Result:
         from runtime.cli import main
@@ -99,8 +102,13 @@ def cli(
 
 @pytest.fixture
 def cli_proc(work: Path, env: dict[str, str]) -> Callable[..., Result]:
-    def run(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
-            timeout: float = 60, input: str | None = None) -> Result:
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        extra_env: dict[str, str] | None = None,
+        timeout: float = 60,
+        input: str | None = None,
+    ) -> Result:
         proc = subprocess.run(
             [str(RUNTIME_BIN), *args],
             cwd=cwd or work,

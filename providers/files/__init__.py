@@ -78,9 +78,7 @@ class FilesProvider:
     summary = "Local files, confined to the policy's read and write roots"
     operations = OPERATIONS
 
-    def execute(
-        self, operation: Operation, call: BoundCall, env: StepEnvironment
-    ) -> StepOutcome:
+    def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
         from providers.files.ops import execute
 
         return execute(operation, call, env)

@@ -100,8 +100,10 @@ def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any)
 def _positional(call: BoundCall, name: str, operation: Operation) -> str:
     value = call.positionals.get(name)
     if value is None:
-        raise StepError(f"'files {operation.name}' is missing its {name} argument",
-                        hint=f"the form is: files {operation.form()}")
+        raise StepError(
+            f"'files {operation.name}' is missing its {name} argument",
+            hint=f"the form is: files {operation.form()}",
+        )
     return value
 
 
@@ -185,7 +187,7 @@ def _sweep_stale(fd: int, name: str) -> list[str]:
     with os.scandir(fd) as entries:
         candidates = [e.name for e in entries if e.name.startswith(prefix)]
     for candidate in candidates:
-        pid_text, _, rest = candidate[len(prefix):].partition("-")
+        pid_text, _, rest = candidate[len(prefix) :].partition("-")
         if not pid_text.isdigit() or not rest:
             continue
         pid = int(pid_text)
@@ -209,8 +211,9 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
     with 0o666 less the umask (the kernel applies it). Returns the bytes written.
     """
     temp = f"{_temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}"
-    tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                  0o666, dir_fd=fd)
+    tfd = os.open(
+        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=fd
+    )
     written = 0
     try:
         try:
@@ -397,8 +400,12 @@ def _append(confined: Confined, call: BoundCall) -> StepOutcome:
                     # Copy the old content and the addition into a new file and
                     # rename it over the old one: a crash at any moment leaves
                     # either the old or the new content, never a mix.
-                    total = _replace(fd, name, itertools.chain(_chunks(ffd), [addition]),
-                                     stat.S_IMODE(st.st_mode))
+                    total = _replace(
+                        fd,
+                        name,
+                        itertools.chain(_chunks(ffd), [addition]),
+                        stat.S_IMODE(st.st_mode),
+                    )
                 finally:
                     os.close(ffd)
                 created = False
@@ -436,12 +443,15 @@ def _list(confined: Confined, call: BoundCall) -> StepOutcome:
             target = fd
             if not confined.is_root:
                 try:
-                    target = os.open(confined.name,
-                                     os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                     dir_fd=fd)
+                    target = os.open(
+                        confined.name,
+                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        dir_fd=fd,
+                    )
                 except FileNotFoundError:
                     raise StepError(
-                        f"no such folder: {confined.given!r} ({confined.resolved})") from None
+                        f"no such folder: {confined.given!r} ({confined.resolved})"
+                    ) from None
                 except OSError as exc:
                     if exc.errno in (errno.ENOTDIR, errno.ELOOP):
                         st = _lstat(fd, confined.name)
@@ -449,9 +459,11 @@ def _list(confined: Confined, call: BoundCall) -> StepOutcome:
                             raise _changed(confined) from None
                         raise StepError(
                             f"{confined.given!r} is not a folder ({confined.resolved})",
-                            hint="use `files read` for a file") from None
+                            hint="use `files read` for a file",
+                        ) from None
                     raise StepError(
-                        f"cannot open the folder {confined.given!r}: {exc.strerror}") from None
+                        f"cannot open the folder {confined.given!r}: {exc.strerror}"
+                    ) from None
             try:
                 entries = _scan(target)
             finally:
@@ -475,8 +487,9 @@ def _scan(fd: int) -> list[dict[str, Any]]:
                 size: int | None = entry.stat(follow_symlinks=False).st_size
             except OSError:
                 size = None
-            entries.append({"name": entry.name, "type": kind,
-                            "size": None if kind == "dir" else size})
+            entries.append(
+                {"name": entry.name, "type": kind, "size": None if kind == "dir" else size}
+            )
     entries.sort(key=lambda e: e["name"])
     return entries
 
@@ -507,7 +520,8 @@ def _mkdir(confined: Confined, call: BoundCall) -> StepOutcome:
                 if st is not None and stat.S_ISLNK(st.st_mode):
                     raise _changed(confined) from None
                 raise StepError(
-                    f"{given!r} already exists and is not a folder ({confined.resolved})") from None
+                    f"{given!r} already exists and is not a folder ({confined.resolved})"
+                ) from None
             os.fsync(fd)
     except ParentMissing as exc:
         raise _missing_parent(confined, exc) from None
@@ -534,7 +548,8 @@ def _delete(confined: Confined, call: BoundCall) -> StepOutcome:
             if stat.S_ISDIR(st.st_mode):
                 raise StepError(
                     f"{confined.given!r} is a folder ({confined.resolved}); "
-                    "`files delete` removes files only")
+                    "`files delete` removes files only"
+                )
             if stat.S_ISLNK(st.st_mode):
                 raise _changed(confined)
             os.unlink(name, dir_fd=fd)

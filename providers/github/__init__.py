@@ -178,7 +178,9 @@ OPERATIONS: tuple[Operation, ...] = (
         effect="write",
         example="runtime github issue create --repo acme/site --title T --body B",
     ),
-    _gh("run list", "Workflow runs (gh run list)", example="runtime github run list --repo cli/cli"),
+    _gh(
+        "run list", "Workflow runs (gh run list)", example="runtime github run list --repo cli/cli"
+    ),
     _gh(
         "run view",
         "One workflow run (gh run view)",
@@ -205,9 +207,7 @@ class GitHubProvider:
     summary = "GitHub and GitHub Enterprise Server over REST, GraphQL and the gh CLI"
     operations = OPERATIONS
 
-    def execute(
-        self, operation: Operation, call: BoundCall, env: StepEnvironment
-    ) -> StepOutcome:
+    def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
         from providers.github.ops import execute
 
         return execute(operation, call, env)

@@ -8,6 +8,7 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -53,7 +54,11 @@ def _root(
         envvar="RUNTIME_OUTPUT",
     ),
     version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        callback=_version_callback,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     if output not in ("text", "json"):
@@ -84,9 +89,9 @@ def ensure_home(ws: Any) -> None:
         ) from None
 
 
+from runtime.cli import admin_cmds as _admin_cmds  # noqa: E402,F401
 from runtime.cli import commands as _commands  # noqa: E402,F401  (registers the commands)
 from runtime.cli import run_cmds as _run_cmds  # noqa: E402,F401
-from runtime.cli import admin_cmds as _admin_cmds  # noqa: E402,F401
 from runtime.cli.provider_cmd import register_provider_commands  # noqa: E402
 
 register_provider_commands(app)
@@ -154,10 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         code = int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         code = 0
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
     except Exception as exc:  # the last line of defence: never a traceback
         if _is_usage_error(exc):
             usage = UsageError(

@@ -9,7 +9,9 @@ import typer
 from runtime.cli import app, ensure_home, json_mode, workspace
 from runtime.cli.render import emit_json, out
 
-policy_app = typer.Typer(help="Show the effective policy and check capabilities against it.", no_args_is_help=True)
+policy_app = typer.Typer(
+    help="Show the effective policy and check capabilities against it.", no_args_is_help=True
+)
 audit_app = typer.Typer(help="Read the audit log in Runtime Home.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 app.add_typer(audit_app, name="audit")
@@ -35,7 +37,9 @@ def policy_show_cmd() -> None:
 
     out("allowed_binaries:")
     grouped(doc["allowed_binaries"], "name")
-    conflicts = sorted({b["name"] for b in doc["allowed_binaries"]} & {b["name"] for b in doc["denied_binaries"]})
+    conflicts = sorted(
+        {b["name"] for b in doc["allowed_binaries"]} & {b["name"] for b in doc["denied_binaries"]}
+    )
     if conflicts:
         out(f"    (also denied, so never run: {', '.join(conflicts)})")
     out("denied_binaries:")
@@ -58,7 +62,9 @@ def policy_show_cmd() -> None:
 @policy_app.command("check")
 def policy_check_cmd(
     name: str = typer.Argument(..., help="Capability path or name."),
-    inputs: list[str] = typer.Option(None, "--input", "-i", help="An input as key=value (repeatable)."),
+    inputs: list[str] = typer.Option(
+        None, "--input", "-i", help="An input as key=value (repeatable)."
+    ),
 ) -> None:
     """Show each step's policy decision without running anything."""
     from runtime.cli.run_cmds import _parse_inputs, _plan_exit
@@ -75,7 +81,8 @@ def policy_check_cmd(
     redactor = Redactor()
     plan = build_plan(result.capability, values, ws, Services(ws, redactor))
     decisions = [
-        {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()} for s in plan.steps
+        {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()}
+        for s in plan.steps
     ]
 
     class _P:
@@ -85,7 +92,14 @@ def policy_check_cmd(
     holder.plan = plan
     code = _plan_exit(holder)
     if json_mode():
-        emit_json({"ok": code == 0, "exit_code": code, "capability": target.display, "decisions": decisions})
+        emit_json(
+            {
+                "ok": code == 0,
+                "exit_code": code,
+                "capability": target.display,
+                "decisions": decisions,
+            }
+        )
     else:
         for d in decisions:
             verdict = "allowed" if d["allowed"] else "REFUSED"
@@ -95,7 +109,9 @@ def policy_check_cmd(
 
 
 @audit_app.command("tail")
-def audit_tail_cmd(n: int = typer.Option(20, "-n", "--lines", help="How many records to show.")) -> None:
+def audit_tail_cmd(
+    n: int = typer.Option(20, "-n", "--lines", help="How many records to show."),
+) -> None:
     """Show the last N audit records."""
     from collections import deque
 
@@ -108,7 +124,9 @@ def audit_tail_cmd(n: int = typer.Option(20, "-n", "--lines", help="How many rec
 
 
 @audit_app.command("show")
-def audit_show_cmd(run_id: str = typer.Argument(..., help="A run id (from execute's output).")) -> None:
+def audit_show_cmd(
+    run_id: str = typer.Argument(..., help="A run id (from execute's output)."),
+) -> None:
     """Show every audit record of one run."""
     from runtime.audit import read_records
     from runtime.errors import NotFound
@@ -117,7 +135,9 @@ def audit_show_cmd(run_id: str = typer.Argument(..., help="A run id (from execut
     ensure_home(ws)
     records = [r for r in read_records(ws.home.audit_log) if r.get("run_id") == run_id]
     if not records:
-        raise NotFound(f"no audit records for run '{run_id}'", hint="`runtime audit tail` lists recent runs")
+        raise NotFound(
+            f"no audit records for run '{run_id}'", hint="`runtime audit tail` lists recent runs"
+        )
     _render_records(records, ws.home.audit_log)
 
 

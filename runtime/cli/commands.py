@@ -12,7 +12,9 @@ from runtime.cli import app, ensure_home, json_mode, workspace
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
 from runtime.exitcodes import ExitCode
 
-capability_app = typer.Typer(help="Validate, inspect, plan and execute capabilities.", no_args_is_help=True)
+capability_app = typer.Typer(
+    help="Validate, inspect, plan and execute capabilities.", no_args_is_help=True
+)
 app.add_typer(capability_app, name="capability")
 
 
@@ -62,9 +64,13 @@ def bootstrap_cmd() -> None:
 
 @capability_app.command("validate")
 def validate_cmd(
-    targets: list[str] = typer.Argument(..., help="Capability files, names or folders (recursively)."),
+    targets: list[str] = typer.Argument(
+        ..., help="Capability files, names or folders (recursively)."
+    ),
     format: str = typer.Option(
-        "text", "--format", help="Text problem format: text (with source and hint), plain (FILE:LINE:COL only), github (workflow commands)."
+        "text",
+        "--format",
+        help="Text problem format: text (with source and hint), plain (FILE:LINE:COL only), github (workflow commands).",
     ),
 ) -> None:
     """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
@@ -82,8 +88,10 @@ def validate_cmd(
     skipped: list[str] = []
     for target in found:
         result = validate_file(target.path, target.display, ws.registry, ws.policy)
-        if not target.explicit and not result.has_runtime_block and not any(
-            p.is_error and p.code not in ("no-runtime-block",) for p in result.problems
+        if (
+            not target.explicit
+            and not result.has_runtime_block
+            and not any(p.is_error and p.code not in ("no-runtime-block",) for p in result.problems)
         ):
             skipped.append(target.display)
             continue
@@ -247,7 +255,11 @@ def show_cmd(name: str = typer.Argument(..., help="Capability name or path.")) -
     out("steps:")
     for s in steps:
         if "provider" in s:
-            resolved = f"-> {s['provider']} {s['operation']} [{s['transport']}, {s['effect']}]" if s["operation"] else "-> (no such operation)"
+            resolved = (
+                f"-> {s['provider']} {s['operation']} [{s['transport']}, {s['effect']}]"
+                if s["operation"]
+                else "-> (no such operation)"
+            )
             out(f"  {s['index']}. {s['provider']} {' '.join(s['args'])}  {resolved}")
         else:
             out(f"  {s['index']}. binary {s['binary']} {' '.join(s['args'])}")
@@ -278,7 +290,13 @@ def dependents_cmd(name: str = typer.Argument(..., help="Capability name.")) -> 
         cap, _ = _load_capability(entry.path, str(entry.path))
         for lin in cap.lineage:
             if lin.name == name:
-                hits.append({"name": entry.name, "path": str(entry.path), "steps": [list(r) for r in lin.steps]})
+                hits.append(
+                    {
+                        "name": entry.name,
+                        "path": str(entry.path),
+                        "steps": [list(r) for r in lin.steps],
+                    }
+                )
     if json_mode():
         emit_json({"ok": True, "name": name, "dependents": hits})
         return

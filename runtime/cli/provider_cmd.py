@@ -24,14 +24,21 @@ def _register(app: typer.Typer, name: str) -> None:
     command.__doc__ = f"Run a {name} operation directly; `runtime {name} --help` lists them all."
     app.command(
         name,
-        context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+        context_settings={
+            "ignore_unknown_options": True,
+            "allow_extra_args": True,
+            "help_option_names": [],
+        },
         add_help_option=False,
     )(command)
 
 
 def operations_table(provider: Any) -> list[str]:
     return table(
-        [(op.form(), op.transport, "/".join(op.possible_effects()), op.summary) for op in provider.operations],
+        [
+            (op.form(), op.transport, "/".join(op.possible_effects()), op.summary)
+            for op in provider.operations
+        ],
         headers=("OPERATION", "TRANSPORT", "EFFECT", "SUMMARY"),
     )
 
@@ -73,17 +80,25 @@ def print_provider_help(provider: Any) -> None:
         out()
         out("Options (key=value, after the positional arguments):")
         for op in with_options:
-            names = ", ".join(o.name + ("=... (required)" if o.required else "") for o in op.options)
+            names = ", ".join(
+                o.name + ("=... (required)" if o.required else "") for o in op.options
+            )
             out(f"  {op.name}: {names}")
     if any(op.options is None for op in provider.operations):
-        out("  " + ", ".join(op.name for op in provider.operations if op.options is None) + ": any key=value")
+        out(
+            "  "
+            + ", ".join(op.name for op in provider.operations if op.options is None)
+            + ": any key=value"
+        )
     out()
     out("Examples:")
     for op in provider.operations:
         if op.example:
             out(f"  {op.example}")
     out()
-    out("The transport column is information: the provider chooses it, a capability never names it.")
+    out(
+        "The transport column is information: the provider chooses it, a capability never names it."
+    )
 
 
 def provider_command(name: str, args: list[str]) -> Any:

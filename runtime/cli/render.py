@@ -69,7 +69,9 @@ def table(rows: Iterable[Sequence[str]], headers: Sequence[str] | None = None) -
         data.insert(0, list(headers))
     if not data:
         return []
-    widths = [max(len(r[i]) if i < len(r) else 0 for r in data) for i in range(max(len(r) for r in data))]
+    widths = [
+        max(len(r[i]) if i < len(r) else 0 for r in data) for i in range(max(len(r) for r in data))
+    ]
     lines = []
     for row in data:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]

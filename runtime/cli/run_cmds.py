@@ -17,7 +17,9 @@ from runtime.cli.render import emit_json, err, out
 from runtime.errors import RuntimeFailure
 from runtime.exitcodes import ExitCode
 
-INPUT_HELP = "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
+INPUT_HELP = (
+    "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
+)
 
 
 def _short_args(args: list[str], limit: int = 80) -> str:
@@ -34,7 +36,7 @@ class TextReporter:
         self.streamed = False
 
     def _label(self, planned: Any, total: int) -> str:
-        shown = planned.args[len(planned.operation.words):] if planned.operation else planned.args
+        shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
         words = planned.label
         return f"[{planned.index}/{total}] {words} {_short_args([self.redactor.text(a) for a in shown])}".rstrip()
 
@@ -69,7 +71,9 @@ class TextReporter:
             for line in text.splitlines():
                 sys.stdout.write(f"    {line}\n")
         if outcome is not None and outcome.truncated:
-            sys.stdout.write(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
+            sys.stdout.write(
+                f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n"
+            )
         if result.error:
             sys.stdout.write(f"    error: {self.redactor.text(result.error)}\n")
         if result.hint:
@@ -124,12 +128,16 @@ def render_plan_text(prepared: Any) -> None:
         out(f"  input {key} = {value!r}")
     total = len(prepared.plan.steps)
     for s in prepared.plan.steps:
-        shown = s.args[len(s.operation.words):] if s.operation else s.args
-        out(f"[{s.index}/{total}] {s.label} {_short_args([red.text(a) for a in shown], 200)}".rstrip())
+        shown = s.args[len(s.operation.words) :] if s.operation else s.args
+        out(
+            f"[{s.index}/{total}] {s.label} {_short_args([red.text(a) for a in shown], 200)}".rstrip()
+        )
         if s.binary is not None:
             out(f"      binary: {s.binary_path or '(not found on PATH)'}")
         else:
-            out(f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}")
+            out(
+                f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}"
+            )
         verdict = "allowed" if s.decision.allowed else "REFUSED"
         reason = f" ({s.decision.reason})" if s.decision.reason else ""
         out(f"      policy: {verdict} by {s.decision.rule}{reason}")
@@ -158,12 +166,20 @@ def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
 def show_plan(prepared: Any, command: str) -> int:
     code = _plan_exit(prepared)
     if json_mode():
-        doc = {"ok": code == 0, "exit_code": code, "command": command, "dry_run": True, **plan_json(prepared)}
+        doc = {
+            "ok": code == 0,
+            "exit_code": code,
+            "command": command,
+            "dry_run": True,
+            **plan_json(prepared),
+        }
         emit_json(doc)
     else:
         render_plan_text(prepared)
         if code == int(ExitCode.POLICY_REFUSED):
-            out(f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run")
+            out(
+                f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run"
+            )
         elif code == int(ExitCode.MISSING_CAPABILITY):
             out("a binary is missing on PATH; nothing would run")
         else:
@@ -191,8 +207,10 @@ def run_prepared(ws: Any, prepared: Any, timeout: float | None) -> int:
     failed = result.failed_step
     applied_note = None
     if failed is not None and ok_count:
-        applied_note = (f"steps {', '.join(str(r.planned.index) for r in result.results if r.status == 'ok')} "
-                        "stay applied: capabilities are not transactional")
+        applied_note = (
+            f"steps {', '.join(str(r.planned.index) for r in result.results if r.status == 'ok')} "
+            "stay applied: capabilities are not transactional"
+        )
     if json_mode():
         cap = prepared.capability
         emit_json(
@@ -204,8 +222,12 @@ def run_prepared(ws: Any, prepared: Any, timeout: float | None) -> int:
                 "capability": {"path": cap.path, "sha256": cap.sha256},
                 "inputs": red.inputs(prepared.inputs),
                 "steps": [r.to_json(red) for r in result.results],
-                "summary": {"total": total, "ok": ok_count, "not_run": len(not_run),
-                            "failed_step": failed.planned.index if failed else None},
+                "summary": {
+                    "total": total,
+                    "ok": ok_count,
+                    "not_run": len(not_run),
+                    "failed_step": failed.planned.index if failed else None,
+                },
                 "note": applied_note,
             }
         )
@@ -226,8 +248,12 @@ def run_prepared(ws: Any, prepared: Any, timeout: float | None) -> int:
 def execute_cmd(
     name: str = typer.Argument(..., help="Capability path or name."),
     inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and policy decisions; run nothing."),
-    timeout: float = typer.Option(None, "--timeout", help="Per-step time limit in seconds (default: policy)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the plan and policy decisions; run nothing."
+    ),
+    timeout: float = typer.Option(
+        None, "--timeout", help="Per-step time limit in seconds (default: policy)."
+    ),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure."""
     from runtime.pipeline import prepare
@@ -266,7 +292,9 @@ app.add_typer(command_app, name="command")
 def command_run_cmd(
     ctx: typer.Context,
     binary: str = typer.Argument(..., help="An allow-listed binary name."),
-    timeout: float = typer.Option(None, "--timeout", help="Time limit in seconds (default: policy)."),
+    timeout: float = typer.Option(
+        None, "--timeout", help="Time limit in seconds (default: policy)."
+    ),
 ) -> None:
     """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
     from runtime.pipeline import single_step

@@ -17,7 +17,9 @@ def test_bootstrap_copies_specs_writes_version_and_manifest(cli, home: Path) -> 
     assert "wrote  specs/capability-spec.md" in result.stdout
     assert (home / "version").read_text().strip() == __version__
     manifest = json.loads((home / "manifest.json").read_text())
-    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "specs").rglob("*") if p.is_file())
+    shipped = sorted(
+        p.relative_to(REPO).as_posix() for p in (REPO / "specs").rglob("*") if p.is_file()
+    )
     assert sorted(manifest["files"]) == shipped
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((home / rel).read_bytes()).hexdigest() == digest
@@ -54,7 +56,10 @@ def test_version_change_rewrites_prunes_and_keeps_user_files(cli, home: Path, wo
     for rel, text in user_files.items():
         write(home / rel, text)
     # any command refreshes Home cheaply
-    write(work / "ok.md", "# ok\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n")
+    write(
+        work / "ok.md",
+        "# ok\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n",
+    )
     assert cli("capability", "validate", "ok.md").code == 0
     assert (home / "version").read_text().strip() == __version__
     assert not (home / "specs" / "retired.md").exists()

@@ -101,52 +101,125 @@ def test_bundled_examples_are_valid(cli) -> None:
 # Each case: runtime block body, then (line, column, code, text in message) of the expected
 # error. Lines are of the Markdown file: the block's first line is line 6 (see capability()).
 GRAMMAR_ERRORS = [
-    ("workflow:\n  - provider: files\n    args: [list, .]\n", (6, 1, "missing-key", "missing 'version'")),
-    ("version: v2\nworkflow:\n  - provider: files\n    args: [list, .]\n", (6, 10, "unsupported-version", "v2")),
+    (
+        "workflow:\n  - provider: files\n    args: [list, .]\n",
+        (6, 1, "missing-key", "missing 'version'"),
+    ),
+    (
+        "version: v2\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+        (6, 10, "unsupported-version", "v2"),
+    ),
     ("version: v1\n", (6, 1, "missing-key", "missing 'workflow'")),
     ("version: v1\nworkflow: []\n", (7, 11, "empty-workflow", "no steps")),
     ("version: v1\nworkflow: files\n", (7, 11, "wrong-type", "must be a list of steps")),
     ("version: v1\nworkflow:\n  - files\n", (8, 5, "wrong-type", "step 1 must be a mapping")),
     ("version: v1\nsteps:\n  - provider: files\n", (7, 1, "unknown-key", "it is 'workflow'")),
-    ("version: v1\nworkflow:\n  - provider: files\n    transport: rest\n    args: [list, .]\n",
-     (9, 5, "unknown-key", "the provider owns that decision")),
-    ("version: v1\nworkflow:\n  - command: run\n    provider: files\n    args: [list, .]\n",
-     (8, 5, "unknown-key", "retired command registry")),
-    ("version: v1\nworkflow:\n  - capability: other\n", (8, 5, "unknown-key", "there is no capability step")),
-    ("version: v1\nworkflow:\n  - provider: files\n    argz: [list, .]\n    args: [list, .]\n",
-     (9, 5, "unknown-key", "unknown key 'argz' in step 1")),
-    ("version: v1\nworkflow:\n  - provider: files\n    binary: git\n    args: [status]\n",
-     (8, 5, "provider-and-binary", "both")),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    transport: rest\n    args: [list, .]\n",
+        (9, 5, "unknown-key", "the provider owns that decision"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - command: run\n    provider: files\n    args: [list, .]\n",
+        (8, 5, "unknown-key", "retired command registry"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - capability: other\n",
+        (8, 5, "unknown-key", "there is no capability step"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    argz: [list, .]\n    args: [list, .]\n",
+        (9, 5, "unknown-key", "unknown key 'argz' in step 1"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    binary: git\n    args: [status]\n",
+        (8, 5, "provider-and-binary", "both"),
+    ),
     ("version: v1\nworkflow:\n  - args: [status]\n", (8, 5, "no-provider-or-binary", "neither")),
     ("version: v1\nworkflow:\n  - provider: files\n", (8, 5, "missing-key", "has no 'args'")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: list\n", (9, 11, "wrong-type", "'args' of step 1 must be a list")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: [list, {a: b}]\n", (9, 18, "wrong-type", "single value")),
-    ("version: v1\ninputs: [a]\nworkflow:\n  - provider: files\n    args: [list, .]\n", (7, 9, "wrong-type", "'inputs'")),
-    ("version: v1\ninputs:\n  a:\n    descr: x\nworkflow:\n  - provider: files\n    args: [list, .]\n",
-     (9, 5, "unknown-key", "unknown key 'descr' in input 'a'")),
-    ("version: v1\ninputs:\n  a:\n    required: yes\nworkflow:\n  - provider: files\n    args: [list, .]\n",
-     (9, 15, "wrong-type", "true or false")),
-    ("version: v1\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n", (7, 1, "duplicate-key", "duplicate key 'version'")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: !!seq [list, .]\n", (9, 11, "yaml", "tags")),
-    ("version: v1\nworkflow:\n  - provider: &p files\n    args: [list, .]\n", (8, 15, "yaml", "anchors")),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: list\n",
+        (9, 11, "wrong-type", "'args' of step 1 must be a list"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [list, {a: b}]\n",
+        (9, 18, "wrong-type", "single value"),
+    ),
+    (
+        "version: v1\ninputs: [a]\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+        (7, 9, "wrong-type", "'inputs'"),
+    ),
+    (
+        "version: v1\ninputs:\n  a:\n    descr: x\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+        (9, 5, "unknown-key", "unknown key 'descr' in input 'a'"),
+    ),
+    (
+        "version: v1\ninputs:\n  a:\n    required: yes\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+        (9, 15, "wrong-type", "true or false"),
+    ),
+    (
+        "version: v1\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+        (7, 1, "duplicate-key", "duplicate key 'version'"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: !!seq [list, .]\n",
+        (9, 11, "yaml", "tags"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: &p files\n    args: [list, .]\n",
+        (8, 15, "yaml", "anchors"),
+    ),
     ("version: v1\nworkflow:\n  - provider: *p\n    args: [list, .]\n", (8, 15, "yaml", "aliases")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: [list, .\n", (10, 1, "yaml", "YAML syntax error")),
-    ("version: v1\nworkflow:\n  - provider: nope\n    args: [x]\n", (8, 5, "unknown-provider", "'nope' is not a registered provider")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: [copy, a, b]\n", (9, 12, "unknown-operation", "not an operation of 'files'")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: [write, ./a.txt]\n", (9, 12, "missing-argument", "CONTENT")),
-    ("version: v1\nworkflow:\n  - provider: files\n    args: [read, a, b]\n", (9, 21, "extra-argument", "unexpected argument 'b'")),
-    ("version: v1\nworkflow:\n  - provider: github\n    args: [repo, list, acme, per_pag=1]\n",
-     (9, 30, "unknown-option", "unknown option 'per_pag'")),
-    ("version: v1\nworkflow:\n  - provider: github\n    args: [file, put, o/r, a.md, content=x]\n",
-     (9, 12, "missing-option", "message=")),
-    ("version: v1\nworkflow:\n  - binary: curl\n    args: [x]\n", (8, 5, "binary-not-allowed", "not in allowed_binaries")),
-    ("version: v1\nworkflow:\n  - binary: runtime\n    args: [capability, execute, x]\n", (8, 5, "binary-runtime", "never a valid binary")),
-    ("version: v1\nworkflow:\n  - binary: /usr/bin/git\n    args: [status]\n", (8, 5, "binary-path", "must be a name")),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [list, .\n",
+        (10, 1, "yaml", "YAML syntax error"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: nope\n    args: [x]\n",
+        (8, 5, "unknown-provider", "'nope' is not a registered provider"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [copy, a, b]\n",
+        (9, 12, "unknown-operation", "not an operation of 'files'"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [write, ./a.txt]\n",
+        (9, 12, "missing-argument", "CONTENT"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [read, a, b]\n",
+        (9, 21, "extra-argument", "unexpected argument 'b'"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: github\n    args: [repo, list, acme, per_pag=1]\n",
+        (9, 30, "unknown-option", "unknown option 'per_pag'"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: github\n    args: [file, put, o/r, a.md, content=x]\n",
+        (9, 12, "missing-option", "message="),
+    ),
+    (
+        "version: v1\nworkflow:\n  - binary: curl\n    args: [x]\n",
+        (8, 5, "binary-not-allowed", "not in allowed_binaries"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - binary: runtime\n    args: [capability, execute, x]\n",
+        (8, 5, "binary-runtime", "never a valid binary"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - binary: /usr/bin/git\n    args: [status]\n",
+        (8, 5, "binary-path", "must be a name"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("body", "expected"), GRAMMAR_ERRORS, ids=[e[1][2] + "-" + str(i) for i, e in enumerate(GRAMMAR_ERRORS)])
-def test_each_grammar_error_has_its_exact_position(cli, work: Path, body: str, expected: tuple[int, int, str, str]) -> None:
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    GRAMMAR_ERRORS,
+    ids=[e[1][2] + "-" + str(i) for i, e in enumerate(GRAMMAR_ERRORS)],
+)
+def test_each_grammar_error_has_its_exact_position(
+    cli, work: Path, body: str, expected: tuple[int, int, str, str]
+) -> None:
     write(work / "cap.md", capability(body))
     result = cli("--output", "json", "capability", "validate", "cap.md")
     assert result.code == 2
@@ -161,11 +234,18 @@ def test_each_grammar_error_has_its_exact_position(cli, work: Path, body: str, e
 
 
 def test_text_output_has_file_line_column_caret_and_hint(cli, work: Path) -> None:
-    write(work / "cap.md", capability("version: v1\nworkflow:\n  - provider: files\n    transport: rest\n    args: [list, .]\n"))
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    transport: rest\n    args: [list, .]\n"
+        ),
+    )
     result = cli("capability", "validate", "cap.md")
     assert result.code == 2
     lines = result.stdout.splitlines()
-    assert lines[0] == "cap.md:9:5: error: 'transport' is not a key: the provider owns that decision"
+    assert (
+        lines[0] == "cap.md:9:5: error: 'transport' is not a key: the provider owns that decision"
+    )
     assert lines[1] == "  9 |     transport: rest"
     assert lines[2] == "    |     ^"
     assert lines[3].startswith("  hint: remove it")
@@ -182,7 +262,7 @@ def test_every_problem_is_reported_sorted(cli, work: Path) -> None:
         "  - binary: curl\n"
         "    args: [x]\n"
         "  - provider: files\n"
-        "    args: [read, \"${nope}\"]\n"
+        '    args: [read, "${nope}"]\n'
     )
     write(work / "cap.md", capability(body))
     result = cli("--output", "json", "capability", "validate", "cap.md")
@@ -203,7 +283,7 @@ def test_scalars_stay_text_and_actions_expressions_draw_no_warning(cli, work: Pa
         "version: v1\n"
         "workflow:\n"
         "  - provider: files\n"
-        "    args: [write, ./w.yml, \"ref: ${{ github.ref }} -5 100 true null\"]\n"
+        '    args: [write, ./w.yml, "ref: ${{ github.ref }} -5 100 true null"]\n'
         "  - binary: echo\n"
         "    args: [-5, 100, true, null, 0x10, 1e3]\n"
     )
@@ -216,7 +296,10 @@ def test_scalars_stay_text_and_actions_expressions_draw_no_warning(cli, work: Pa
 
 
 def test_undeclared_reference_is_a_warning_and_exit_zero(cli, work: Path) -> None:
-    write(work / "cap.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [read, \"${nope}\"]\n"))
+    write(
+        work / "cap.md",
+        capability('version: v1\nworkflow:\n  - provider: files\n    args: [read, "${nope}"]\n'),
+    )
     result = cli("capability", "validate", "cap.md")
     assert result.code == 0
     assert "cap.md:9:18: warning: '${nope}' names no declared input" in result.stdout
@@ -257,7 +340,10 @@ def test_info_string_must_be_exactly_runtime(cli, work: Path) -> None:
 
 
 def test_unterminated_runtime_fence(cli, work: Path) -> None:
-    write(work / "cap.md", "# X\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n")
+    write(
+        work / "cap.md",
+        "# X\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+    )
     result = cli("capability", "validate", "cap.md")
     assert result.code == 2
     assert "cap.md:3:1: error: the runtime block's fence is never closed" in result.stdout
@@ -266,7 +352,9 @@ def test_unterminated_runtime_fence(cli, work: Path) -> None:
 def test_indented_block_columns_map_to_the_markdown_file(cli, work: Path) -> None:
     text = "# X\n\n  ```runtime\n  version: v1\n  workflow:\n    - provider: files\n      bogus: 1\n      args: [list, .]\n  ```\n"
     write(work / "cap.md", text)
-    problems = cli("--output", "json", "capability", "validate", "cap.md").json()["capabilities"][0]["problems"]
+    problems = cli("--output", "json", "capability", "validate", "cap.md").json()["capabilities"][
+        0
+    ]["problems"]
     assert [(p["line"], p["column"], p["code"]) for p in problems] == [(7, 7, "unknown-key")]
 
 
@@ -274,24 +362,56 @@ FRONTMATTER_CASES = [
     ("name: Bad_Name\n", (2, 7, "error", "bad-name")),
     ("description: [a, b]\n", (2, 14, "error", "wrong-type")),
     ("metadata:\n  mda:\n    requires:\n      Network: none\n", (5, 7, "error", "requires-key")),
-    ("metadata:\n  mda:\n    requires:\n      gpu: {vram-gb: 16}\n", (5, 7, "warning", "requires-unknown-key")),
-    ("metadata:\n  mda:\n    requires:\n      runtime: python>=3.11\n", (5, 16, "error", "requires-shape")),
-    ("metadata:\n  mda:\n    requires:\n      runtime: [\"python=>3.11\"]\n", (5, 17, "error", "requires-shape")),
-    ("metadata:\n  mda:\n    requires:\n      network: internet\n", (5, 16, "error", "requires-shape")),
-    ("metadata:\n  mda:\n    requires:\n      model: {min-context: lots}\n", (5, 28, "error", "requires-shape")),
-    ("metadata:\n  mda:\n    requires:\n      cost-hints: {paid-apis: openai}\n", (5, 31, "error", "requires-shape")),
-    ("metadata:\n  mda:\n    requires:\n      model: {colour: red}\n", (5, 15, "warning", "requires-unknown-field")),
+    (
+        "metadata:\n  mda:\n    requires:\n      gpu: {vram-gb: 16}\n",
+        (5, 7, "warning", "requires-unknown-key"),
+    ),
+    (
+        "metadata:\n  mda:\n    requires:\n      runtime: python>=3.11\n",
+        (5, 16, "error", "requires-shape"),
+    ),
+    (
+        'metadata:\n  mda:\n    requires:\n      runtime: ["python=>3.11"]\n',
+        (5, 17, "error", "requires-shape"),
+    ),
+    (
+        "metadata:\n  mda:\n    requires:\n      network: internet\n",
+        (5, 16, "error", "requires-shape"),
+    ),
+    (
+        "metadata:\n  mda:\n    requires:\n      model: {min-context: lots}\n",
+        (5, 28, "error", "requires-shape"),
+    ),
+    (
+        "metadata:\n  mda:\n    requires:\n      cost-hints: {paid-apis: openai}\n",
+        (5, 31, "error", "requires-shape"),
+    ),
+    (
+        "metadata:\n  mda:\n    requires:\n      model: {colour: red}\n",
+        (5, 15, "warning", "requires-unknown-field"),
+    ),
     ("metadata: 5\n", (2, 11, "error", "wrong-type")),
 ]
 
 
-@pytest.mark.parametrize(("fm", "expected"), FRONTMATTER_CASES, ids=[c[1][3] + str(i) for i, c in enumerate(FRONTMATTER_CASES)])
-def test_frontmatter_known_fields_are_checked(cli, work: Path, fm: str, expected: tuple[int, int, str, str]) -> None:
-    write(work / "cap.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n", fm))
+@pytest.mark.parametrize(
+    ("fm", "expected"),
+    FRONTMATTER_CASES,
+    ids=[c[1][3] + str(i) for i, c in enumerate(FRONTMATTER_CASES)],
+)
+def test_frontmatter_known_fields_are_checked(
+    cli, work: Path, fm: str, expected: tuple[int, int, str, str]
+) -> None:
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n", fm),
+    )
     doc = cli("--output", "json", "capability", "validate", "cap.md").json()
     problems = doc["capabilities"][0]["problems"]
     line, column, severity, code = expected
-    assert [(p["line"], p["column"], p["severity"], p["code"]) for p in problems] == [(line, column, severity, code)]
+    assert [(p["line"], p["column"], p["severity"], p["code"]) for p in problems] == [
+        (line, column, severity, code)
+    ]
     assert doc["exit_code"] == (2 if severity == "error" else 0)
 
 
@@ -312,7 +432,10 @@ def test_frontmatter_is_open_and_standard_requires_validate(cli, work: Path) -> 
         "  claude-code:\n"
         '    allowed-tools: "Read Bash(jq:*)"\n'
     )
-    write(work / "cap.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n", fm))
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n", fm),
+    )
     result = cli("--output", "json", "capability", "validate", "cap.md")
     assert result.code == 0
     assert result.json()["capabilities"][0]["problems"] == []
@@ -329,8 +452,15 @@ def test_refusals_of_unreadable_documents(cli, work: Path) -> None:
     (work / "nul.md").write_bytes(b"# a\n\x00\n")
     (work / "big.md").write_bytes(b"#" * (1024 * 1024 + 1))
     doc = cli("--output", "json", "capability", "validate", "latin1.md", "nul.md", "big.md").json()
-    codes = {c["path"]: [(p["line"], p["column"], p["code"]) for p in c["problems"]] for c in doc["capabilities"]}
-    assert codes == {"latin1.md": [(1, 6, "not-utf8")], "nul.md": [(2, 1, "nul-byte")], "big.md": [(1, 1, "too-large")]}
+    codes = {
+        c["path"]: [(p["line"], p["column"], p["code"]) for p in c["problems"]]
+        for c in doc["capabilities"]
+    }
+    assert codes == {
+        "latin1.md": [(1, 6, "not-utf8")],
+        "nul.md": [(2, 1, "nul-byte")],
+        "big.md": [(1, 1, "too-large")],
+    }
 
 
 def test_bom_and_crlf_are_accepted(cli, work: Path) -> None:
@@ -356,12 +486,19 @@ def test_folders_recursively_skip_markdown_without_a_block(cli, work: Path) -> N
     doc = cli("--output", "json", "capability", "validate", "caps").json()
     check_schema(doc, "validate")
     assert doc["skipped"] == ["caps/notes.md"]
-    assert [c["path"] for c in doc["capabilities"]] == ["caps/a.md", "caps/nested/b.md", "caps/nested/bad.md"]
+    assert [c["path"] for c in doc["capabilities"]] == [
+        "caps/a.md",
+        "caps/nested/b.md",
+        "caps/nested/bad.md",
+    ]
 
 
 def test_explicit_file_without_a_block_is_an_error_and_several_args_work(cli, work: Path) -> None:
     write(work / "notes.md", "# Just notes\n")
-    write(work / "ok.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"))
+    write(
+        work / "ok.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"),
+    )
     result = cli("capability", "validate", "ok.md", "notes.md")
     assert result.code == 2
     assert "notes.md:1:1: error: no runtime block" in result.stdout
@@ -391,7 +528,10 @@ def test_name_resolution_through_sources(cli, work: Path, home: Path) -> None:
 
 def test_config_typo_is_a_positioned_error(cli, work: Path, home: Path) -> None:
     write(home / "config.yaml", "capability_source: [x]\n")
-    write(work / "ok.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"))
+    write(
+        work / "ok.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"),
+    )
     result = cli("capability", "validate", "ok.md")
     assert result.code == 2
     assert "config.yaml:1:1: error: unknown config key 'capability_source'" in result.stderr
@@ -399,7 +539,11 @@ def test_config_typo_is_a_positioned_error(cli, work: Path, home: Path) -> None:
 
 def test_show_and_dependents(cli, work: Path) -> None:
     body = "version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n  - provider: github\n    args: [repo, summary, a/b]\n"
-    text = "# Big\n\n## Lineage\n\nRe-derives:\n- `github/repo-health` — steps 1–2\n- `files/scaffold` — step 2\n\n```runtime\n" + body + "```\n"
+    text = (
+        "# Big\n\n## Lineage\n\nRe-derives:\n- `github/repo-health` — steps 1–2\n- `files/scaffold` — step 2\n\n```runtime\n"
+        + body
+        + "```\n"
+    )
     write(work / "capabilities" / "big.md", text)
     write(work / "capabilities" / "other.md", capability(body))
     shown = cli("--output", "json", "capability", "show", "big").json()
@@ -420,15 +564,25 @@ def test_lineage_range_beyond_workflow_is_a_warning(cli, work: Path) -> None:
     text = "# X\n\n## Lineage\n\n- `a/b` — steps 3–5\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n"
     write(work / "cap.md", text)
     doc = cli("--output", "json", "capability", "validate", "cap.md").json()
-    assert [(p["line"], p["code"]) for p in doc["capabilities"][0]["problems"]] == [(5, "lineage-range")]
+    assert [(p["line"], p["code"]) for p in doc["capabilities"][0]["problems"]] == [
+        (5, "lineage-range")
+    ]
 
 
 def test_github_annotation_and_plain_formats(cli, work: Path) -> None:
-    write(work / "cap.md", capability("version: v1\nworkflow:\n  - provider: files\n    args: [nope]\n"))
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [nope]\n"),
+    )
     gh = cli("capability", "validate", "--format", "github", "cap.md")
-    assert gh.stdout.startswith("::error file=cap.md,line=9,col=12,title=unknown-operation::step 1: 'nope'")
+    assert gh.stdout.startswith(
+        "::error file=cap.md,line=9,col=12,title=unknown-operation::step 1: 'nope'"
+    )
     plain = cli("capability", "validate", "--format", "plain", "cap.md")
-    assert plain.stdout.splitlines()[0] == "cap.md:9:12: error: step 1: 'nope' is not an operation of 'files'"
+    assert (
+        plain.stdout.splitlines()[0]
+        == "cap.md:9:12: error: step 1: 'nope' is not an operation of 'files'"
+    )
 
 
 def test_usage_errors_are_json_in_json_mode(cli) -> None:

@@ -101,7 +101,10 @@ class GitHubDouble:
             context.set_alpn_protocols(["http/1.1"])
         self._server = DoubleServer(self, context)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="github-double", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="github-double",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -125,14 +128,19 @@ class GitHubDouble:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 
     # ----------------------------------------------------------------- URLs
     def _require_server(self) -> DoubleServer:
         if self._server is None:
-            raise RuntimeError("GitHubDouble is not running; use it as a context manager or call start()")
+            raise RuntimeError(
+                "GitHubDouble is not running; use it as a context manager or call start()"
+            )
         return self._server
 
     @property
@@ -224,7 +232,9 @@ class GitHubDouble:
         **fields: Any,
     ) -> Org:
         """Add an organization.  The viewer joins it with ``viewer_role`` (None: not a member)."""
-        return self.state.add_org(login, members=members, admins=admins, viewer_role=viewer_role, **fields)
+        return self.state.add_org(
+            login, members=members, admins=admins, viewer_role=viewer_role, **fields
+        )
 
     def add_team(
         self,
@@ -254,10 +264,14 @@ class GitHubDouble:
     def repo(self, owner: str, name: str) -> Repo | None:
         return self.state.repo(owner, name)
 
-    def add_branch(self, owner: str, repo: str, branch: str, *, from_branch: str | None = None) -> None:
+    def add_branch(
+        self, owner: str, repo: str, branch: str, *, from_branch: str | None = None
+    ) -> None:
         self.state.add_branch(owner, repo, branch, from_branch=from_branch)
 
-    def add_file(self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None) -> str:
+    def add_file(
+        self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None
+    ) -> str:
         """Store a file (default branch unless ``branch``); returns its git blob sha."""
         return self.state.add_file(owner, repo, path, content, branch=branch)
 
@@ -298,6 +312,11 @@ class GitHubDouble:
     def add_notification(self, owner: str, repo: str, title: str, **fields: Any) -> Notification:
         """Fields: type ("Issue", "PullRequest", "Release"...), reason, unread, subject_number, updated_at."""
         return self.state.add_notification(owner, repo, title, **fields)
+
+    @property
+    def rest_routes(self) -> list[tuple[str, str]]:
+        """Every REST route served, as ``(method, template)``, e.g. ``("GET", "/repos/{owner}/{repo}")``."""
+        return list(self._rest.templates)
 
     # ---------------------------------------------------------------- faults
     def inject(
@@ -340,15 +359,24 @@ class GitHubDouble:
             reset_connection=reset_connection,
         )
 
-    def inject_rate_limit(self, path_regex: str = ".*", count: int | None = 1, *, reset_in: int = 60) -> Fault:
+    def inject_rate_limit(
+        self, path_regex: str = ".*", count: int | None = 1, *, reset_in: int = 60
+    ) -> Fault:
         """Primary rate limit: 403, ``X-RateLimit-Remaining: 0``, reset ``reset_in`` seconds ahead."""
         return self.inject(path_regex, 403, count, kind="rate_limit", reset_in=reset_in)
 
     def inject_secondary_rate_limit(
-        self, path_regex: str = ".*", count: int | None = 1, *, retry_after: int = 1, status: int = 429
+        self,
+        path_regex: str = ".*",
+        count: int | None = 1,
+        *,
+        retry_after: int = 1,
+        status: int = 429,
     ) -> Fault:
         """Secondary rate limit: 429 (or 403) with ``Retry-After``."""
-        return self.inject(path_regex, status, count, kind="secondary_rate_limit", retry_after=retry_after)
+        return self.inject(
+            path_regex, status, count, kind="secondary_rate_limit", retry_after=retry_after
+        )
 
     def inject_delay(self, path_regex: str, seconds: float, count: int | None = 1) -> Fault:
         """Sleep ``seconds`` before answering normally."""
@@ -359,11 +387,17 @@ class GitHubDouble:
         return self.inject(path_regex, None, count, kind="drop", reset_connection=reset)
 
     def inject_truncated(
-        self, path_regex: str, count: int | None = 1, *, mode: Literal["short_body", "cut_json"] = "short_body"
+        self,
+        path_regex: str,
+        count: int | None = 1,
+        *,
+        mode: Literal["short_body", "cut_json"] = "short_body",
     ) -> Fault:
         """``short_body``: Content-Length exceeds the bytes sent, then the socket closes.
         ``cut_json``: correct framing but the JSON document is cut in half."""
-        return self.inject(path_regex, None, count, kind="truncate" if mode == "short_body" else "cut_json")
+        return self.inject(
+            path_regex, None, count, kind="truncate" if mode == "short_body" else "cut_json"
+        )
 
     def inject_malformed_json(
         self, path_regex: str, count: int | None = 1, *, body: bytes | str | None = None
@@ -371,7 +405,9 @@ class GitHubDouble:
         """Answer with a JSON content type and a syntactically invalid body."""
         return self.inject(path_regex, None, count, kind="malformed_json", body=body)
 
-    def inject_redirect(self, path_regex: str, target: str, count: int | None = 1, *, status: int = 302) -> Fault:
+    def inject_redirect(
+        self, path_regex: str, target: str, count: int | None = 1, *, status: int = 302
+    ) -> Fault:
         """Redirect with ``status`` to ``target``.
 
         A bare origin (``http://127.0.0.1:OTHER``) gets the original path and
@@ -444,7 +480,11 @@ class GitHubDouble:
             if time.time() >= self._reset_at:
                 self._reset_at = int(time.time()) + 3600
                 self._remaining = {name: self.rate_limit for name in self._remaining}
-            return self.rate_limit, self._remaining.setdefault(resource, self.rate_limit), self._reset_at
+            return (
+                self.rate_limit,
+                self._remaining.setdefault(resource, self.rate_limit),
+                self._reset_at,
+            )
 
     def _rate_headers(self, resource: str, *, consume: bool) -> dict[str, str] | None:
         limit, remaining, reset = self._rate_numbers(resource)
@@ -465,7 +505,12 @@ class GitHubDouble:
         resources = {}
         for name in ("core", "graphql", "search"):
             limit, remaining, reset = self._rate_numbers(name)
-            resources[name] = {"limit": limit, "remaining": remaining, "reset": reset, "used": limit - remaining}
+            resources[name] = {
+                "limit": limit,
+                "remaining": remaining,
+                "reset": reset,
+                "used": limit - remaining,
+            }
         return resources
 
     # ---------------------------------------------------------------- auth
@@ -483,7 +528,10 @@ class GitHubDouble:
     def _web_root_for(self, host_header: str | None) -> str:
         """The web root as the client addressed us (``localhost`` or ``127.0.0.1``)."""
         scheme = "https" if self.tls else "http"
-        if host_header and host_header.lower() in (f"localhost:{self.port}", f"127.0.0.1:{self.port}"):
+        if host_header and host_header.lower() in (
+            f"localhost:{self.port}",
+            f"127.0.0.1:{self.port}",
+        ):
             return f"{scheme}://{host_header.lower()}"
         return self.base_url
 
@@ -493,7 +541,9 @@ class GitHubDouble:
             return rate_limit_node(limit, remaining, reset)
 
         web_root = api_root.removesuffix("/api/v3")
-        return GraphQLContext(state=self.state, viewer=login, web_root=web_root, api_root=api_root, rate_limit=rate)
+        return GraphQLContext(
+            state=self.state, viewer=login, web_root=web_root, api_root=api_root, rate_limit=rate
+        )
 
     def load_graphql_schema(self) -> GraphQLSchema:
         """Build (or fetch the cached) GitHub GraphQL schema now, e.g. in a fixture."""

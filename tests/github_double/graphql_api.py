@@ -53,7 +53,12 @@ if TYPE_CHECKING:
 Node = dict[str, Any]
 _ROOT_MARKER = "__double_root__"
 _EPOCH = "1970-01-01T00:00:00Z"
-_LANGUAGE_COLORS = {"Python": "#3572A5", "Go": "#00ADD8", "TypeScript": "#3178c6", "JavaScript": "#f1e05a"}
+_LANGUAGE_COLORS = {
+    "Python": "#3572A5",
+    "Go": "#00ADD8",
+    "TypeScript": "#3178c6",
+    "JavaScript": "#f1e05a",
+}
 
 
 class DoubleGraphQLError(Exception):
@@ -161,7 +166,11 @@ def _decode_cursor(cursor: str | None) -> int | None:
 
 
 def connection_of(
-    items: Sequence[Any], total: int | None = None, start: int = 0, more_after: bool = False, more_before: bool = False
+    items: Sequence[Any],
+    total: int | None = None,
+    start: int = 0,
+    more_after: bool = False,
+    more_before: bool = False,
 ) -> Node:
     edges = [{"node": item, "cursor": _cursor(start + i)} for i, item in enumerate(items)]
     return {
@@ -189,7 +198,8 @@ def paginate(info: Info, items: Sequence[Any], args: Mapping[str, Any]) -> Node:
             )
         if value is not None and value < 0:
             raise DoubleGraphQLError(
-                f"`{key}` on the `{field}` connection cannot be less than zero.", "INVALID_ARGUMENTS"
+                f"`{key}` on the `{field}` connection cannot be less than zero.",
+                "INVALID_ARGUMENTS",
             )
     if first is None and last is None and _selects(info, {"nodes", "edges"}):
         raise DoubleGraphQLError(
@@ -205,10 +215,14 @@ def paginate(info: Info, items: Sequence[Any], args: Mapping[str, Any]) -> Node:
         hi = min(hi, lo + first)
     if last is not None:
         lo = max(lo, hi - last)
-    return connection_of(items[lo:hi], total=len(items), start=lo, more_after=hi < len(items), more_before=lo > 0)
+    return connection_of(
+        items[lo:hi], total=len(items), start=lo, more_after=hi < len(items), more_before=lo > 0
+    )
 
 
-def _order(items: list[Any], order_by: Mapping[str, Any] | None, keys: Mapping[str, Callable[[Any], Any]]) -> list[Any]:
+def _order(
+    items: list[Any], order_by: Mapping[str, Any] | None, keys: Mapping[str, Callable[[Any], Any]]
+) -> list[Any]:
     if not order_by:
         return items
     key = keys.get(order_by.get("field", ""))
@@ -230,7 +244,7 @@ class Nodes:
 
     # accounts
     def account(self, login: str) -> Node:
-        found = self.state.org(login) or self.state.user(login) or self.state.add_user(login)
+        found = self.state.ensure_account(login)
         return self.org(found) if isinstance(found, Org) else self.user(found)
 
     def user(self, user: User) -> Node:
@@ -253,7 +267,11 @@ class Nodes:
             "repositories": lambda info, **a: self.repositories(info, user.login, a),
             "organizations": lambda info, **a: paginate(
                 info,
-                [self.org(o) for o in self.state.orgs.values() if self.state.org_role(o.login, user.login)],
+                [
+                    self.org(o)
+                    for o in self.state.orgs.values()
+                    if self.state.org_role(o.login, user.login)
+                ],
                 a,
             ),
             "organization": lambda info, login, **_: self.organization_or_none(login),
@@ -273,7 +291,9 @@ class Nodes:
             "viewerIsAMember": self.state.org_role(org.login, self.ctx.viewer) is not None,
             "repository": lambda info, name, **_: self.repository_or_none(org.login, name),
             "repositories": lambda info, **a: self.repositories(info, org.login, a),
-            "membersWithRole": lambda info, **a: paginate(info, [self.account(login) for login in org.members], a),
+            "membersWithRole": lambda info, **a: paginate(
+                info, [self.account(login) for login in org.members], a
+            ),
             "teams": lambda info, **a: paginate(
                 info,
                 [
@@ -306,7 +326,9 @@ class Nodes:
         privacy = args.get("privacy")
         if privacy:
             repos = [
-                r for r in repos if (r.private and privacy == "PRIVATE") or (not r.private and privacy == "PUBLIC")
+                r
+                for r in repos
+                if (r.private and privacy == "PRIVATE") or (not r.private and privacy == "PUBLIC")
             ]
         if args.get("isFork") is not None:
             repos = [r for r in repos if r.fork == args["isFork"]]
@@ -334,9 +356,16 @@ class Nodes:
     def repository(self, repo: Repo) -> Node:
         state = self.state
         perm = state.permission(repo, self.ctx.viewer) or "pull"
-        permission = {"admin": "ADMIN", "maintain": "MAINTAIN", "push": "WRITE", "triage": "TRIAGE"}.get(perm, "READ")
+        permission = {
+            "admin": "ADMIN",
+            "maintain": "MAINTAIN",
+            "push": "WRITE",
+            "triage": "TRIAGE",
+        }.get(perm, "READ")
         has_branch = bool(repo.branches.get(repo.default_branch))
-        open_issue_count = sum(1 for i in repo.issues.values() if not i.is_pull and i.state == "open")
+        open_issue_count = sum(
+            1 for i in repo.issues.values() if not i.is_pull and i.state == "open"
+        )
         return {
             "__typename": "Repository",
             "id": repo.node_id,
@@ -377,18 +406,30 @@ class Nodes:
                     "__typename": "Ref",
                     "name": repo.default_branch,
                     "prefix": "refs/heads/",
-                    "target": {"__typename": "Commit", "oid": repo.branch_head(repo.default_branch)},
+                    "target": {
+                        "__typename": "Commit",
+                        "oid": repo.branch_head(repo.default_branch),
+                    },
                 }
                 if has_branch or repo.default_branch in repo.branches
                 else None
             ),
             "primaryLanguage": (
-                {"__typename": "Language", "name": repo.language, "color": _LANGUAGE_COLORS.get(repo.language)}
+                {
+                    "__typename": "Language",
+                    "name": repo.language,
+                    "color": _LANGUAGE_COLORS.get(repo.language),
+                }
                 if repo.language
                 else None
             ),
             "licenseInfo": (
-                {"__typename": "License", "spdxId": repo.license, "key": repo.license.lower(), "name": repo.license}
+                {
+                    "__typename": "License",
+                    "spdxId": repo.license,
+                    "key": repo.license.lower(),
+                    "name": repo.license,
+                }
                 if repo.license
                 else None
             ),
@@ -406,12 +447,16 @@ class Nodes:
             ),
             "stargazers": lambda info, **a: connection_of([], total=repo.stargazers_count),
             "forks": lambda info, **a: connection_of([], total=repo.forks_count),
-            "watchers": lambda info, **a: connection_of([], total=repo.watchers_count or repo.stargazers_count),
+            "watchers": lambda info, **a: connection_of(
+                [], total=repo.watchers_count or repo.stargazers_count
+            ),
             "issues": lambda info, **a: self.issues(info, repo, a),
             "pullRequests": lambda info, **a: self.pull_requests(info, repo, a),
             "issue": lambda info, number, **_: self.issue_by_number(repo, number, pulls=False),
             "pullRequest": lambda info, number, **_: self.issue_by_number(repo, number, pulls=True),
-            "issueOrPullRequest": lambda info, number, **_: self.issue_by_number(repo, number, pulls=None),
+            "issueOrPullRequest": lambda info, number, **_: self.issue_by_number(
+                repo, number, pulls=None
+            ),
             "latestRelease": self._latest_release(repo),
             "releases": lambda info, **a: paginate(
                 info,
@@ -423,7 +468,10 @@ class Nodes:
             ),
             "labels": lambda info, **a: paginate(
                 info,
-                [self.label(n, repo) for n in sorted({name for i in repo.issues.values() for name in i.labels})],
+                [
+                    self.label(n, repo)
+                    for n in sorted({name for i in repo.issues.values() for name in i.labels})
+                ],
                 a,
             ),
             "openIssueCount": open_issue_count,
@@ -455,7 +503,10 @@ class Nodes:
             "publishedAt": iso(release.published_at),
             "url": self.url(repo.owner, repo.name, "releases", "tag", release.tag_name),
             "author": self.account(release.author) if release.author else None,
-            "tagCommit": {"__typename": "Commit", "oid": repo.branch_head(release.target_commitish)},
+            "tagCommit": {
+                "__typename": "Commit",
+                "oid": repo.branch_head(release.target_commitish),
+            },
         }
 
     def label(self, name: str, repo: Repo) -> Node:
@@ -477,7 +528,9 @@ class Nodes:
             "title": issue.title,
             "body": issue.body or "",
             "bodyText": issue.body or "",
-            "url": self.url(repo.owner, repo.name, "pull" if issue.is_pull else "issues", issue.number),
+            "url": self.url(
+                repo.owner, repo.name, "pull" if issue.is_pull else "issues", issue.number
+            ),
             "author": self.account(issue.user),
             "createdAt": iso(issue.created_at),
             "updatedAt": iso(issue.updated_at or issue.created_at),
@@ -485,8 +538,12 @@ class Nodes:
             "closed": issue.state == "closed",
             "locked": issue.locked,
             "repository": lambda info, **_: self.repository(repo),
-            "labels": lambda info, **a: paginate(info, [self.label(n, repo) for n in issue.labels], a),
-            "assignees": lambda info, **a: paginate(info, [self.account(login) for login in issue.assignees], a),
+            "labels": lambda info, **a: paginate(
+                info, [self.label(n, repo) for n in issue.labels], a
+            ),
+            "assignees": lambda info, **a: paginate(
+                info, [self.account(login) for login in issue.assignees], a
+            ),
             "comments": lambda info, **a: connection_of([], total=issue.comments),
             "milestone": None,
         }
@@ -566,7 +623,9 @@ class Nodes:
         filter_by = args.get("filterBy") or {}
         selected = []
         for item in items:
-            state = "MERGED" if isinstance(item, PullRequest) and item.merged else item.state.upper()
+            state = (
+                "MERGED" if isinstance(item, PullRequest) and item.merged else item.state.upper()
+            )
             if states and state not in states:
                 continue
             if labels and not any(label in item.labels for label in labels):
@@ -598,7 +657,9 @@ class Nodes:
         return paginate(info, [self.issue(i, repo) for i in items], args)
 
     def pull_requests(self, info: Info, repo: Repo, args: Mapping[str, Any]) -> Node:
-        items = self._filter_issues((i for i in repo.issues.values() if isinstance(i, PullRequest)), args)
+        items = self._filter_issues(
+            (i for i in repo.issues.values() if isinstance(i, PullRequest)), args
+        )
         return paginate(info, [self.pull(i, repo) for i in items], args)  # type: ignore[arg-type]
 
     # search
@@ -615,7 +676,9 @@ class Nodes:
         kind = args.get("type")
         visible = self.state.visible_repos(self.ctx.viewer)
         if "repo" in qualifiers:
-            visible = [r for r in visible if r.full_name.lower() in {q.lower() for q in qualifiers["repo"]}]
+            visible = [
+                r for r in visible if r.full_name.lower() in {q.lower() for q in qualifiers["repo"]}
+            ]
         for owner_key in ("user", "org", "owner"):
             if owner_key in qualifiers:
                 owners = {q.lower() for q in qualifiers[owner_key]}
@@ -626,12 +689,18 @@ class Nodes:
                 text = f"{repo.name} {repo.description or ''}".lower()
                 if all(word in text for word in words):
                     results.append(self.repository(repo))
-            return {**paginate(info, results, args), "repositoryCount": len(results), "issueCount": 0}
+            return {
+                **paginate(info, results, args),
+                "repositoryCount": len(results),
+                "issueCount": 0,
+            }
         if kind == "ISSUE":
             is_values = set(qualifiers.get("is", [])) | set(qualifiers.get("type", []))
             for repo in sorted(visible, key=lambda r: r.id):
                 for issue in sorted(repo.issues.values(), key=lambda i: i.number, reverse=True):
-                    if ("pr" in is_values and not issue.is_pull) or ("issue" in is_values and issue.is_pull):
+                    if ("pr" in is_values and not issue.is_pull) or (
+                        "issue" in is_values and issue.is_pull
+                    ):
                         continue
                     if ("open" in is_values and issue.state != "open") or (
                         "closed" in is_values and issue.state != "closed"
@@ -642,7 +711,8 @@ class Nodes:
                     if any(a.lower() != issue.user.lower() for a in qualifiers.get("author", [])):
                         continue
                     if any(
-                        a.lower() not in (x.lower() for x in issue.assignees) for a in qualifiers.get("assignee", [])
+                        a.lower() not in (x.lower() for x in issue.assignees)
+                        for a in qualifiers.get("assignee", [])
                     ):
                         continue
                     if any(label not in issue.labels for label in qualifiers.get("label", [])):
@@ -650,8 +720,14 @@ class Nodes:
                     text = f"{issue.title} {issue.body or ''}".lower()
                     if all(word in text for word in words):
                         results.append(self.issue(issue, repo))
-            return {**paginate(info, results, args), "issueCount": len(results), "repositoryCount": 0}
-        raise DoubleGraphQLError(f"GitHubDouble does not implement search type {kind}", "NOT_IMPLEMENTED")
+            return {
+                **paginate(info, results, args),
+                "issueCount": len(results),
+                "repositoryCount": 0,
+            }
+        raise DoubleGraphQLError(
+            f"GitHubDouble does not implement search type {kind}", "NOT_IMPLEMENTED"
+        )
 
     # node lookup
     def node(self, node_id: str) -> Node | None:
@@ -676,7 +752,9 @@ class Nodes:
 def _repository_root(nodes: Nodes, owner: str, name: str) -> Node:
     found = nodes.repository_or_none(owner, name)
     if found is None:
-        raise DoubleGraphQLError(f"Could not resolve to a Repository with the name '{owner}/{name}'.", "NOT_FOUND")
+        raise DoubleGraphQLError(
+            f"Could not resolve to a Repository with the name '{owner}/{name}'.", "NOT_FOUND"
+        )
     return found
 
 
@@ -684,11 +762,15 @@ def _account_root(nodes: Nodes, login: str, kind: str) -> Node | None:
     if kind == "Organization":
         found_org = nodes.state.org(login)
         if found_org is None:
-            raise DoubleGraphQLError(f"Could not resolve to an Organization with the login of '{login}'.", "NOT_FOUND")
+            raise DoubleGraphQLError(
+                f"Could not resolve to an Organization with the login of '{login}'.", "NOT_FOUND"
+            )
         return nodes.org(found_org)
     found_user = nodes.state.user(login)
     if found_user is None or (kind == "User" and nodes.state.org(login) is not None):
-        raise DoubleGraphQLError(f"Could not resolve to a User with the login of '{login}'.", "NOT_FOUND")
+        raise DoubleGraphQLError(
+            f"Could not resolve to a User with the login of '{login}'.", "NOT_FOUND"
+        )
     return nodes.user(found_user)
 
 
@@ -718,7 +800,11 @@ def _format_validation_error(error: GraphQLError) -> Node:
     body: Node = {}
     match = _UNDEFINED_FIELD.match(error.message)
     if match:
-        body["extensions"] = {"code": "undefinedField", "typeName": match["type"], "fieldName": match["field"]}
+        body["extensions"] = {
+            "code": "undefinedField",
+            "typeName": match["type"],
+            "fieldName": match["field"],
+        }
         message = f"Field '{match['field']}' doesn't exist on type '{match['type']}'"
     else:
         message = error.message
@@ -758,9 +844,14 @@ class GraphQLApi:
         try:
             payload = json.loads(body or b"null")
         except ValueError:
-            return 400, {"message": "Problems parsing JSON", "documentation_url": "https://docs.github.com/graphql"}
+            return 400, {
+                "message": "Problems parsing JSON",
+                "documentation_url": "https://docs.github.com/graphql",
+            }
         if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
-            return 200, {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
+            return 200, {
+                "errors": [{"message": "A query attribute must be specified and must be a string."}]
+            }
         query: str = payload["query"]
         variables = payload.get("variables") or {}
         operation = payload.get("operationName") or None

@@ -98,7 +98,10 @@ class ApiError(Exception):
 
 
 def error_body(
-    status: int, message: str, documentation_url: str = DOCS, errors: list[dict[str, Any]] | None = None
+    status: int,
+    message: str,
+    documentation_url: str = DOCS,
+    errors: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"message": message}
     if errors:

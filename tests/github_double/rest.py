@@ -11,6 +11,7 @@ import base64
 import binascii
 import math
 import re
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -32,6 +33,7 @@ from .state import (
     blob_sha,
     fake_sha,
     iso,
+    node_id,
     parse_time,
     utcnow,
 )
@@ -73,6 +75,70 @@ def _account_type(account: User | Org) -> str:
     return "Organization" if isinstance(account, Org) else account.type
 
 
+# Hypermedia URL templates GitHub embeds in objects (relative to the object URL).
+_USER_URLS = {
+    "followers_url": "/followers",
+    "following_url": "/following{/other_user}",
+    "gists_url": "/gists{/gist_id}",
+    "starred_url": "/starred{/owner}{/repo}",
+    "subscriptions_url": "/subscriptions",
+    "organizations_url": "/orgs",
+    "repos_url": "/repos",
+    "events_url": "/events{/privacy}",
+    "received_events_url": "/received_events",
+}
+_ORG_URLS = {
+    "repos_url": "/repos",
+    "events_url": "/events",
+    "hooks_url": "/hooks",
+    "issues_url": "/issues",
+    "members_url": "/members{/member}",
+    "public_members_url": "/public_members{/member}",
+}
+_REPO_URLS = {
+    "forks_url": "/forks",
+    "keys_url": "/keys{/key_id}",
+    "collaborators_url": "/collaborators{/collaborator}",
+    "teams_url": "/teams",
+    "hooks_url": "/hooks",
+    "issue_events_url": "/issues/events{/number}",
+    "events_url": "/events",
+    "assignees_url": "/assignees{/user}",
+    "branches_url": "/branches{/branch}",
+    "tags_url": "/tags",
+    "blobs_url": "/git/blobs{/sha}",
+    "git_tags_url": "/git/tags{/sha}",
+    "git_refs_url": "/git/refs{/sha}",
+    "trees_url": "/git/trees{/sha}",
+    "statuses_url": "/statuses/{sha}",
+    "languages_url": "/languages",
+    "stargazers_url": "/stargazers",
+    "contributors_url": "/contributors",
+    "subscribers_url": "/subscribers",
+    "subscription_url": "/subscription",
+    "commits_url": "/commits{/sha}",
+    "git_commits_url": "/git/commits{/sha}",
+    "comments_url": "/comments{/number}",
+    "issue_comment_url": "/issues/comments{/number}",
+    "contents_url": "/contents/{+path}",
+    "compare_url": "/compare/{base}...{head}",
+    "merges_url": "/merges",
+    "archive_url": "/{archive_format}{/ref}",
+    "downloads_url": "/downloads",
+    "issues_url": "/issues{/number}",
+    "pulls_url": "/pulls{/number}",
+    "milestones_url": "/milestones{/number}",
+    "notifications_url": "/notifications{?since,all,participating}",
+    "labels_url": "/labels{/name}",
+    "releases_url": "/releases{/id}",
+    "deployments_url": "/deployments",
+}
+
+
+def _urls(base: str, templates: dict[str, str]) -> dict[str, str]:
+    return {key: base + suffix for key, suffix in templates.items()}
+
+
 def user_json(account: User | Org, req: Request) -> dict[str, Any]:
     """The "simple user" shape embedded in most objects."""
     api, web = req.api_root, req.web_root
@@ -82,23 +148,23 @@ def user_json(account: User | Org, req: Request) -> dict[str, Any]:
         "node_id": account.node_id,
         "avatar_url": f"{web}/avatars/u/{account.id}",
         "gravatar_id": "",
-        "url": f"{api}/{'orgs' if isinstance(account, Org) else 'users'}/{account.login}",
+        "url": f"{api}/users/{account.login}",
         "html_url": f"{web}/{account.login}",
-        "repos_url": f"{api}/users/{account.login}/repos",
+        **_urls(f"{api}/users/{account.login}", _USER_URLS),
         "type": _account_type(account),
         "site_admin": getattr(account, "site_admin", False),
     }
 
 
 def org_json(org: Org, req: Request) -> dict[str, Any]:
+    """The "organization simple" shape."""
     api = req.api_root
     return {
         "login": org.login,
         "id": org.id,
         "node_id": org.node_id,
         "url": f"{api}/orgs/{org.login}",
-        "repos_url": f"{api}/orgs/{org.login}/repos",
-        "members_url": f"{api}/orgs/{org.login}/members{{/member}}",
+        **_urls(f"{api}/orgs/{org.login}", _ORG_URLS),
         "avatar_url": f"{req.web_root}/avatars/u/{org.id}",
         "description": org.description,
     }
@@ -106,7 +172,7 @@ def org_json(org: Org, req: Request) -> dict[str, Any]:
 
 def repo_json(repo: Repo, req: Request, state: State) -> dict[str, Any]:
     api, web = req.api_root, req.web_root
-    owner = state.org(repo.owner) or state.user(repo.owner) or state.add_user(repo.owner)
+    owner = state.ensure_account(repo.owner)
     open_issues = sum(1 for issue in repo.issues.values() if issue.state == "open")
     perm = state.permission(repo, req.viewer)
     levels = ["pull", "triage", "push", "maintain", "admin"]
@@ -123,13 +189,12 @@ def repo_json(repo: Repo, req: Request, state: State) -> dict[str, Any]:
         "description": repo.description,
         "fork": repo.fork,
         "url": f"{api}/repos/{full}",
-        "issues_url": f"{api}/repos/{full}/issues{{/number}}",
-        "pulls_url": f"{api}/repos/{full}/pulls{{/number}}",
-        "contents_url": f"{api}/repos/{full}/contents/{{+path}}",
-        "releases_url": f"{api}/repos/{full}/releases{{/id}}",
+        **_urls(f"{api}/repos/{full}", _REPO_URLS),
         "git_url": f"git://{req.web_root.split('://', 1)[1]}/{full}.git",
         "ssh_url": f"git@{req.web_root.split('://', 1)[1].split(':')[0]}:{full}.git",
         "clone_url": f"{web}/{full}.git",
+        "svn_url": f"{web}/{full}",
+        "mirror_url": None,
         "homepage": repo.homepage,
         "size": repo.size,
         "stargazers_count": repo.stargazers_count,
@@ -158,6 +223,8 @@ def repo_json(repo: Repo, req: Request, state: State) -> dict[str, Any]:
         "updated_at": iso(repo.updated_at or repo.created_at),
         "pushed_at": iso(repo.pushed_at or repo.created_at),
         "permissions": {level: rank >= i for i, level in enumerate(levels)},
+        "network_count": repo.forks_count,
+        "subscribers_count": repo.watchers_count or repo.stargazers_count,
     }
 
 
@@ -168,8 +235,10 @@ def _license_json(spdx: str | None) -> dict[str, Any] | None:
 
 
 def label_json(name: str, repo: Repo, req: Request) -> dict[str, Any]:
+    ident = zlib.crc32(f"{repo.full_name}:{name}".encode())
     return {
-        "id": abs(hash((repo.full_name, name))) % 10**9,
+        "id": ident,
+        "node_id": node_id("Label", ident),
         "name": name,
         "color": "ededed",
         "default": False,
@@ -187,6 +256,9 @@ def issue_json(issue: Issue, repo: Repo, req: Request, state: State) -> dict[str
         "node_id": issue.node_id,
         "url": f"{api}/repos/{full}/issues/{issue.number}",
         "repository_url": f"{api}/repos/{full}",
+        "labels_url": f"{api}/repos/{full}/issues/{issue.number}/labels{{/name}}",
+        "comments_url": f"{api}/repos/{full}/issues/{issue.number}/comments",
+        "events_url": f"{api}/repos/{full}/issues/{issue.number}/events",
         "html_url": f"{web}/{full}/{kind}/{issue.number}",
         "number": issue.number,
         "state": issue.state,
@@ -195,7 +267,9 @@ def issue_json(issue: Issue, repo: Repo, req: Request, state: State) -> dict[str
         "body": issue.body,
         "user": user_json(state.ensure_account(issue.user), req),
         "labels": [label_json(name, repo, req) for name in issue.labels],
-        "assignee": user_json(state.ensure_account(issue.assignees[0]), req) if issue.assignees else None,
+        "assignee": user_json(state.ensure_account(issue.assignees[0]), req)
+        if issue.assignees
+        else None,
         "assignees": [user_json(state.ensure_account(login), req) for login in issue.assignees],
         "milestone": None,
         "locked": issue.locked,
@@ -203,7 +277,9 @@ def issue_json(issue: Issue, repo: Repo, req: Request, state: State) -> dict[str
         "created_at": iso(issue.created_at),
         "updated_at": iso(issue.updated_at or issue.created_at),
         "closed_at": iso(issue.closed_at),
-        "author_association": "OWNER" if issue.user.lower() == repo.owner.lower() else "CONTRIBUTOR",
+        "author_association": "OWNER"
+        if issue.user.lower() == repo.owner.lower()
+        else "CONTRIBUTOR",
     }
     if isinstance(issue, PullRequest):
         body["pull_request"] = {
@@ -230,6 +306,21 @@ def pull_json(pull: PullRequest, repo: Repo, req: Request, state: State) -> dict
         "diff_url": f"{web}/{full}/pull/{pull.number}.diff",
         "patch_url": f"{web}/{full}/pull/{pull.number}.patch",
         "issue_url": f"{api}/repos/{full}/issues/{pull.number}",
+        "commits_url": f"{api}/repos/{full}/pulls/{pull.number}/commits",
+        "review_comments_url": f"{api}/repos/{full}/pulls/{pull.number}/comments",
+        "review_comment_url": f"{api}/repos/{full}/pulls/comments{{/number}}",
+        "comments_url": f"{api}/repos/{full}/issues/{pull.number}/comments",
+        "statuses_url": f"{api}/repos/{full}/statuses/{pull.head_sha}",
+        "_links": {
+            "self": {"href": f"{api}/repos/{full}/pulls/{pull.number}"},
+            "html": {"href": f"{req.web_root}/{full}/pull/{pull.number}"},
+            "issue": {"href": f"{api}/repos/{full}/issues/{pull.number}"},
+            "comments": {"href": f"{api}/repos/{full}/issues/{pull.number}/comments"},
+            "review_comments": {"href": f"{api}/repos/{full}/pulls/{pull.number}/comments"},
+            "review_comment": {"href": f"{api}/repos/{full}/pulls/comments{{/number}}"},
+            "commits": {"href": f"{api}/repos/{full}/pulls/{pull.number}/commits"},
+            "statuses": {"href": f"{api}/repos/{full}/statuses/{pull.head_sha}"},
+        },
         "number": pull.number,
         "state": pull.state,
         "locked": pull.locked,
@@ -237,8 +328,16 @@ def pull_json(pull: PullRequest, repo: Repo, req: Request, state: State) -> dict
         "user": user_json(state.ensure_account(pull.user), req),
         "body": pull.body,
         "labels": [label_json(name, repo, req) for name in pull.labels],
+        "assignee": user_json(state.ensure_account(pull.assignees[0]), req)
+        if pull.assignees
+        else None,
         "assignees": [user_json(state.ensure_account(login), req) for login in pull.assignees],
-        "requested_reviewers": [user_json(state.ensure_account(login), req) for login in pull.requested_reviewers],
+        "milestone": None,
+        "auto_merge": None,
+        "merge_commit_sha": fake_sha("merge", full, pull.number) if pull.merged else None,
+        "requested_reviewers": [
+            user_json(state.ensure_account(login), req) for login in pull.requested_reviewers
+        ],
         "created_at": iso(pull.created_at),
         "updated_at": iso(pull.updated_at or pull.created_at),
         "closed_at": iso(pull.closed_at),
@@ -260,7 +359,11 @@ def pull_json(pull: PullRequest, repo: Repo, req: Request, state: State) -> dict
         },
         "author_association": "OWNER" if pull.user.lower() == repo.owner.lower() else "CONTRIBUTOR",
         "merged": pull.merged,
+        "merged_by": user_json(state.ensure_account(repo.owner), req) if pull.merged else None,
         "mergeable": pull.mergeable,
+        "mergeable_state": {True: "clean", False: "dirty", None: "unknown"}[pull.mergeable],
+        "maintainer_can_modify": False,
+        "review_comments": 0,
         "comments": pull.comments,
         "commits": pull.commits,
         "additions": pull.additions,
@@ -287,6 +390,8 @@ def release_json(release: Release, repo: Repo, req: Request, state: State) -> di
         "published_at": iso(release.published_at),
         "author": user_json(state.ensure_account(release.author), req),
         "assets": [],
+        "assets_url": f"{req.api_root}/repos/{full}/releases/{release.id}/assets",
+        "upload_url": f"{req.web_root}/uploads/repos/{full}/releases/{release.id}/assets{{?name,label}}",
         "tarball_url": f"{req.api_root}/repos/{full}/tarball/{release.tag_name}",
         "zipball_url": f"{req.api_root}/repos/{full}/zipball/{release.tag_name}",
     }
@@ -337,6 +442,10 @@ def run_json(run: Run, repo: Repo, req: Request, state: State) -> dict[str, Any]
         "run_attempt": run.run_attempt,
         "run_started_at": iso(run.created_at),
         "jobs_url": f"{api}/repos/{full}/actions/runs/{run.id}/jobs",
+        "artifacts_url": f"{api}/repos/{full}/actions/runs/{run.id}/artifacts",
+        "cancel_url": f"{api}/repos/{full}/actions/runs/{run.id}/cancel",
+        "rerun_url": f"{api}/repos/{full}/actions/runs/{run.id}/rerun",
+        "check_suite_url": f"{api}/repos/{full}/check-suites/{run.id + 1}",
         "logs_url": f"{api}/repos/{full}/actions/runs/{run.id}/logs",
         "workflow_url": f"{api}/repos/{full}/actions/workflows/{run.workflow_id}",
         "head_commit": {
@@ -365,6 +474,7 @@ def _minimal_repo_json(repo: Repo, req: Request, state: State) -> dict[str, Any]
         "description": repo.description,
         "fork": repo.fork,
         "url": f"{req.api_root}/repos/{repo.full_name}",
+        **_urls(f"{req.api_root}/repos/{repo.full_name}", _REPO_URLS),
     }
 
 
@@ -381,6 +491,7 @@ def team_json(team: Team, req: Request) -> dict[str, Any]:
         "privacy": team.privacy,
         "notification_setting": "notifications_enabled",
         "permission": team.permission,
+        "type": "organization",
         "members_url": f"{api}/orgs/{team.org}/teams/{team.slug}/members{{/member}}",
         "repositories_url": f"{api}/orgs/{team.org}/teams/{team.slug}/repos",
         "parent": None,
@@ -411,7 +522,9 @@ def notification_json(note: Notification, repo: Repo, req: Request, state: State
     }
 
 
-def file_json(repo: Repo, path: str, entry: RepoFile, ref: str, req: Request, *, with_content: bool) -> dict[str, Any]:
+def file_json(
+    repo: Repo, path: str, entry: RepoFile, ref: str, req: Request, *, with_content: bool
+) -> dict[str, Any]:
     full = repo.full_name
     url = f"{req.api_root}/repos/{full}/contents/{path}?ref={ref}"
     html = f"{req.web_root}/{full}/blob/{ref}/{path}"
@@ -467,6 +580,8 @@ class RestApi:
         self._scopes = scopes
         self._rate_limits = rate_limits
         self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+        #: (method, template) of every route, e.g. ("GET", "/repos/{owner}/{repo}").
+        self.templates: list[tuple[str, str]] = []
         r = self._route
         r("GET", "/", self.root)
         r("GET", "/rate_limit", self.rate_limit)
@@ -506,7 +621,11 @@ class RestApi:
         r("GET", "/repos/{owner}/{repo}/actions/workflows", self.list_workflows)
         r("GET", "/repos/{owner}/{repo}/actions/workflows/{workflow}", self.get_workflow)
         r("GET", "/repos/{owner}/{repo}/actions/workflows/{workflow}/runs", self.list_workflow_runs)
-        r("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", self.dispatch_workflow)
+        r(
+            "POST",
+            "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches",
+            self.dispatch_workflow,
+        )
         r("GET", "/repos/{owner}/{repo}/actions/runs", self.list_runs)
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", self.get_run)
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", self.list_run_jobs)
@@ -522,6 +641,7 @@ class RestApi:
 
         pattern = re.compile("^" + re.sub(r"\{([a-z_]+\+?)\}", group, template) + "/?$")
         self._routes.append((method, pattern, handler))
+        self.templates.append((method, template.replace("+}", "}")))
 
     def handle(self, req: Request) -> Response:
         for method, pattern, handler in self._routes:
@@ -607,11 +727,18 @@ class RestApi:
                 "location": None,
                 "email": user.email,
                 "bio": user.bio,
-                "public_repos": sum(1 for r in self.state.repos.values() if r.owner == user.login and not r.private),
+                "public_repos": sum(
+                    1 for r in self.state.repos.values() if r.owner == user.login and not r.private
+                ),
                 "created_at": iso(user.created_at),
                 "updated_at": iso(user.created_at),
                 "two_factor_authentication": True,
-                "plan": {"name": "pro", "space": 976562499, "private_repos": 9999, "collaborators": 0},
+                "plan": {
+                    "name": "pro",
+                    "space": 976562499,
+                    "private_repos": 9999,
+                    "collaborators": 0,
+                },
             }
         )
         return Response.json(200, body)
@@ -619,7 +746,9 @@ class RestApi:
     def get_user(self, req: Request, login: str) -> Response:
         account = self.state.user(login) or self.state.org(login)
         if account is None:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/users/users")
+            raise ApiError(
+                404, "Not Found", documentation_url="https://docs.github.com/rest/users/users"
+            )
         body = user_json(account, req)
         body["name"] = account.name
         body["created_at"] = iso(account.created_at)
@@ -628,10 +757,28 @@ class RestApi:
     def get_org(self, req: Request, org: str) -> Response:
         found = self.state.org(org)
         if found is None:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/orgs/orgs")
+            raise ApiError(
+                404, "Not Found", documentation_url="https://docs.github.com/rest/orgs/orgs"
+            )
         body = org_json(found, req)
-        body.update({"name": found.name, "html_url": f"{req.web_root}/{found.login}", "type": "Organization"})
-        body["created_at"] = iso(found.created_at)
+        body.update(
+            {
+                "name": found.name,
+                "html_url": f"{req.web_root}/{found.login}",
+                "type": "Organization",
+                "public_repos": sum(
+                    1 for r in self.state.repos.values() if r.owner == found.login and not r.private
+                ),
+                "public_gists": 0,
+                "followers": 0,
+                "following": 0,
+                "has_organization_projects": True,
+                "has_repository_projects": True,
+                "archived_at": None,
+                "created_at": iso(found.created_at),
+                "updated_at": iso(found.created_at),
+            }
+        )
         return Response.json(200, body)
 
     def list_viewer_orgs(self, req: Request) -> Response:
@@ -650,7 +797,9 @@ class RestApi:
         }
         if sort not in keys:
             raise ApiError(
-                422, "Validation Failed", errors=[{"resource": "Repository", "field": "sort", "code": "invalid"}]
+                422,
+                "Validation Failed",
+                errors=[{"resource": "Repository", "field": "sort", "code": "invalid"}],
             )
         direction = req.query.get("direction", "asc" if sort == "full_name" else "desc")
         return sorted(repos, key=keys[sort], reverse=direction == "desc")
@@ -664,7 +813,9 @@ class RestApi:
                 documentation_url=f"{_DOCS_REPOS}#list-repositories-for-the-authenticated-user",
             )
         repo_type = req.query.get("type")
-        affiliation = set(req.query.get("affiliation", "owner,collaborator,organization_member").split(","))
+        affiliation = set(
+            req.query.get("affiliation", "owner,collaborator,organization_member").split(",")
+        )
         if repo_type in ("owner",):
             affiliation = {"owner"}
         elif repo_type == "member":
@@ -683,7 +834,9 @@ class RestApi:
                 or ("organization_member" in affiliation and is_member)
             ):
                 continue
-            if (visibility == "public" and repo.private) or (visibility == "private" and not repo.private):
+            if (visibility == "public" and repo.private) or (
+                visibility == "private" and not repo.private
+            ):
                 continue
             selected.append(repo)
         ordered = self._sorted_repos(req, selected, "full_name")
@@ -704,13 +857,19 @@ class RestApi:
     def list_org_repos(self, req: Request, org: str) -> Response:
         found = self.state.org(org)
         if found is None:
-            raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_REPOS}#list-organization-repositories")
+            raise ApiError(
+                404, "Not Found", documentation_url=f"{_DOCS_REPOS}#list-organization-repositories"
+            )
         repo_type = req.query.get("type", "all")
         repos = []
         for repo in self.state.repos.values():
-            if repo.owner.lower() != found.login.lower() or not self.state.can_see(repo, req.viewer):
+            if repo.owner.lower() != found.login.lower() or not self.state.can_see(
+                repo, req.viewer
+            ):
                 continue
-            if (repo_type == "public" and repo.private) or (repo_type == "private" and not repo.private):
+            if (repo_type == "public" and repo.private) or (
+                repo_type == "private" and not repo.private
+            ):
                 continue
             if (repo_type == "forks" and not repo.fork) or (repo_type == "sources" and repo.fork):
                 continue
@@ -730,15 +889,23 @@ class RestApi:
     def create_org_repo(self, req: Request, org: str) -> Response:
         found = self.state.org(org)
         if found is None:
-            raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_REPOS}#create-an-organization-repository")
+            raise ApiError(
+                404,
+                "Not Found",
+                documentation_url=f"{_DOCS_REPOS}#create-an-organization-repository",
+            )
         if self.state.org_role(found.login, req.viewer) is None:
-            raise ApiError(403, "You need admin access to the organization before adding a repository to it.")
+            raise ApiError(
+                403, "You need admin access to the organization before adding a repository to it."
+            )
         return self._create_repo(req, found.login, org=True)
 
     def _create_repo(self, req: Request, owner: str, *, org: bool) -> Response:
         docs = f"{_DOCS_REPOS}#create-{'an-organization' if org else 'a'}-repository"
         if not self.scopes & {"repo", "public_repo"}:
-            raise ApiError(403, "Resource not accessible by personal access token", documentation_url=docs)
+            raise ApiError(
+                403, "Resource not accessible by personal access token", documentation_url=docs
+            )
         payload = req.json()
         if not isinstance(payload, dict):
             raise ApiError(400, "Problems parsing JSON", documentation_url=docs)
@@ -755,7 +922,14 @@ class RestApi:
                 422,
                 "Repository creation failed.",
                 documentation_url=docs,
-                errors=[{"resource": "Repository", "code": "custom", "field": "name", "message": "name is invalid"}],
+                errors=[
+                    {
+                        "resource": "Repository",
+                        "code": "custom",
+                        "field": "name",
+                        "message": "name is invalid",
+                    }
+                ],
             )
         if self.state.repo(owner, name) is not None:
             raise ApiError(
@@ -771,12 +945,17 @@ class RestApi:
                     }
                 ],
             )
-        private = bool(payload.get("private", False)) or payload.get("visibility") in ("private", "internal")
+        private = bool(payload.get("private", False)) or payload.get("visibility") in (
+            "private",
+            "internal",
+        )
         repo = self.state.add_repo(
             owner,
             name,
             private=private,
-            visibility=payload.get("visibility") if payload.get("visibility") == "internal" else None,
+            visibility=payload.get("visibility")
+            if payload.get("visibility") == "internal"
+            else None,
             description=payload.get("description"),
             homepage=payload.get("homepage"),
             has_issues=bool(payload.get("has_issues", True)),
@@ -786,16 +965,22 @@ class RestApi:
         if org:
             repo.collaborators[req.viewer] = "admin"
         if payload.get("auto_init"):
-            self.state.add_file(owner, name, "README.md", f"# {name}\n\n{payload.get('description') or ''}\n")
+            self.state.add_file(
+                owner, name, "README.md", f"# {name}\n\n{payload.get('description') or ''}\n"
+            )
         return Response.json(
-            201, repo_json(repo, req, self.state), {"Location": f"{req.api_root}/repos/{repo.full_name}"}
+            201,
+            repo_json(repo, req, self.state),
+            {"Location": f"{req.api_root}/repos/{repo.full_name}"},
         )
 
     def delete_repo(self, req: Request, owner: str, repo: str) -> Response:
         found = self._repo(req, owner, repo)
         if "delete_repo" not in self.scopes or self.state.permission(found, req.viewer) != "admin":
             raise ApiError(
-                403, "Must have admin rights to Repository.", documentation_url=f"{_DOCS_REPOS}#delete-a-repository"
+                403,
+                "Must have admin rights to Repository.",
+                documentation_url=f"{_DOCS_REPOS}#delete-a-repository",
             )
         self.state.delete_repo(found.owner, found.name)
         return Response(204)
@@ -809,7 +994,12 @@ class RestApi:
             present[key] = None
             for directory in _COMMUNITY_DIRS:
                 hit = next(
-                    (lowered[(directory + n).lower()] for n in names if (directory + n).lower() in lowered), None
+                    (
+                        lowered[(directory + n).lower()]
+                        for n in names
+                        if (directory + n).lower() in lowered
+                    ),
+                    None,
                 )
                 if hit:
                     present[key] = {
@@ -818,7 +1008,12 @@ class RestApi:
                     }
                     break
         issue_template = next(
-            (p for p in files if p.lower().startswith((".github/issue_template", "issue_template"))), None
+            (
+                p
+                for p in files
+                if p.lower().startswith((".github/issue_template", "issue_template"))
+            ),
+            None,
         )
         present["issue_template"] = (
             {
@@ -829,7 +1024,10 @@ class RestApi:
             else None
         )
         if present["license"] is not None:
-            present["license"] = {**(_license_json(found.license or "NOASSERTION") or {}), **present["license"]}
+            present["license"] = {
+                **(_license_json(found.license or "NOASSERTION") or {}),
+                **present["license"],
+            }
         checks = [
             bool(found.description),
             present["readme"] is not None,
@@ -854,11 +1052,15 @@ class RestApi:
         )
 
     # ----------------------------------------------------------- issues
-    def _filter_issues(self, req: Request, issues: Iterable[Issue], *, pulls: bool = True) -> list[Issue]:
+    def _filter_issues(
+        self, req: Request, issues: Iterable[Issue], *, pulls: bool = True
+    ) -> list[Issue]:
         state_filter = req.query.get("state", "open")
         if state_filter not in ("open", "closed", "all"):
             raise ApiError(
-                422, "Validation Failed", errors=[{"resource": "Issue", "field": "state", "code": "invalid"}]
+                422,
+                "Validation Failed",
+                errors=[{"resource": "Issue", "field": "state", "code": "invalid"}],
             )
         labels = [label for label in req.query.get("labels", "").split(",") if label]
         assignee = req.query.get("assignee")
@@ -872,9 +1074,13 @@ class RestApi:
                 continue
             if labels and not all(label in issue.labels for label in labels):
                 continue
-            if (assignee == "none" and issue.assignees) or (assignee == "*" and not issue.assignees):
+            if (assignee == "none" and issue.assignees) or (
+                assignee == "*" and not issue.assignees
+            ):
                 continue
-            if assignee not in (None, "none", "*") and assignee.lower() not in (a.lower() for a in issue.assignees):
+            if assignee not in (None, "none", "*") and assignee.lower() not in (
+                a.lower() for a in issue.assignees
+            ):
                 continue
             if creator and issue.user.lower() != creator.lower():
                 continue
@@ -894,7 +1100,9 @@ class RestApi:
         found = self._repo(req, owner, repo)
         if not found.has_issues:
             raise ApiError(
-                410, "Issues are disabled for this repo", documentation_url=f"{_DOCS_ISSUES}#list-repository-issues"
+                410,
+                "Issues are disabled for this repo",
+                documentation_url=f"{_DOCS_ISSUES}#list-repository-issues",
             )
         issues = self._filter_issues(req, found.issues.values())
         return self._list(req, issues, lambda i: issue_json(i, found, req, self.state))
@@ -912,16 +1120,16 @@ class RestApi:
                 if filter_name == "mentioned" and f"@{viewer}" not in (issue.body or "").lower():
                     continue
                 pairs.append((issue, repo))
-        by_issue = {id(issue): repo for issue, repo in pairs}
-        ordered = self._filter_issues(req, [issue for issue, _ in pairs])
-        return self._list(
-            req,
-            ordered,
-            lambda i: {
-                **issue_json(i, by_issue[id(i)], req, self.state),
-                "repository": _minimal_repo_json(by_issue[id(i)], req, self.state),
-            },
-        )
+        repo_of = {id(issue): repo for issue, repo in pairs}
+
+        def render(issue: Issue) -> dict[str, Any]:
+            repo = repo_of[id(issue)]
+            return {
+                **issue_json(issue, repo, req, self.state),
+                "repository": repo_json(repo, req, self.state),
+            }
+
+        return self._list(req, self._filter_issues(req, [issue for issue, _ in pairs]), render)
 
     def list_viewer_issues(self, req: Request) -> Response:
         return self._issues_across(req, self.state.visible_repos(req.viewer))
@@ -930,7 +1138,11 @@ class RestApi:
         found = self.state.org(org)
         if found is None:
             raise ApiError(404, "Not Found")
-        repos = [r for r in self.state.visible_repos(req.viewer) if r.owner.lower() == found.login.lower()]
+        repos = [
+            r
+            for r in self.state.visible_repos(req.viewer)
+            if r.owner.lower() == found.login.lower()
+        ]
         return self._issues_across(req, repos)
 
     def get_issue(self, req: Request, owner: str, repo: str, number: str) -> Response:
@@ -946,7 +1158,9 @@ class RestApi:
         if not found.has_issues:
             raise ApiError(410, "Issues are disabled for this repo", documentation_url=docs)
         if not self.scopes & {"repo", "public_repo"}:
-            raise ApiError(403, "Resource not accessible by personal access token", documentation_url=docs)
+            raise ApiError(
+                403, "Resource not accessible by personal access token", documentation_url=docs
+            )
         payload = req.json()
         title = payload.get("title") if isinstance(payload, dict) else None
         if title is None or str(title).strip() == "":
@@ -965,7 +1179,14 @@ class RestApi:
                     422,
                     "Validation Failed",
                     documentation_url=docs,
-                    errors=[{"value": login, "resource": "Issue", "field": "assignees", "code": "invalid"}],
+                    errors=[
+                        {
+                            "value": login,
+                            "resource": "Issue",
+                            "field": "assignees",
+                            "code": "invalid",
+                        }
+                    ],
                 )
         issue = self.state.add_issue(
             found.owner,
@@ -1020,7 +1241,9 @@ class RestApi:
         pull = found.issues.get(_int(number, -1))
         if not isinstance(pull, PullRequest):
             raise ApiError(
-                404, "Not Found", documentation_url="https://docs.github.com/rest/pulls/pulls#get-a-pull-request"
+                404,
+                "Not Found",
+                documentation_url="https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
             )
         return Response.json(200, pull_json(pull, found, req, self.state))
 
@@ -1042,7 +1265,9 @@ class RestApi:
         path = path.strip("/")
         if not any(found.branches.values()):
             raise ApiError(
-                404, "This repository is empty.", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content"
+                404,
+                "This repository is empty.",
+                documentation_url=f"{_DOCS_CONTENTS}#get-repository-content",
             )
         ref = self._ref(found, req.query.get("ref"))
         files = found.branches[ref]
@@ -1052,7 +1277,9 @@ class RestApi:
             if "application/vnd.github.raw" in accept or "application/vnd.github.v3.raw" in accept:
                 return Response(200, entry.content, {"Content-Type": "application/vnd.github.raw"})
             return Response.json(
-                200, file_json(found, path, entry, ref, req, with_content=True), {"ETag": f'"{entry.sha}"'}
+                200,
+                file_json(found, path, entry, ref, req, with_content=True),
+                {"ETag": f'"{entry.sha}"'},
             )
         prefix = f"{path}/" if path else ""
         children: dict[str, dict[str, Any]] = {}
@@ -1065,9 +1292,13 @@ class RestApi:
             if sep:
                 children.setdefault(child_path, _dir_json(found, child_path, ref, req))
             else:
-                children[child_path] = file_json(found, child_path, file_entry, ref, req, with_content=False)
+                children[child_path] = file_json(
+                    found, child_path, file_entry, ref, req, with_content=False
+                )
         if not children:
-            raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content")
+            raise ApiError(
+                404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-repository-content"
+            )
         return Response.json(200, [children[key] for key in sorted(children)])
 
     def get_readme(self, req: Request, owner: str, repo: str) -> Response:
@@ -1076,7 +1307,9 @@ class RestApi:
         for path in sorted(found.branches[ref], key=lambda p: (p.count("/"), p)):
             if path.rsplit("/", 1)[-1].lower().startswith("readme") and path.count("/") <= 1:
                 return self.get_contents(req, owner, repo, path)
-        raise ApiError(404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-a-repository-readme")
+        raise ApiError(
+            404, "Not Found", documentation_url=f"{_DOCS_CONTENTS}#get-a-repository-readme"
+        )
 
     def put_contents(self, req: Request, owner: str, repo: str, path: str) -> Response:
         docs = f"{_DOCS_CONTENTS}#create-or-update-file-contents"
@@ -1087,10 +1320,16 @@ class RestApi:
             raise ApiError(400, "Problems parsing JSON", documentation_url=docs)
         for required in ("message", "content"):
             if not isinstance(payload.get(required), str):
-                raise ApiError(422, f'Invalid request.\n\n"{required}" wasn\'t supplied.', documentation_url=docs)
+                raise ApiError(
+                    422,
+                    f'Invalid request.\n\n"{required}" wasn\'t supplied.',
+                    documentation_url=docs,
+                )
         try:
             content = base64.b64decode(payload["content"], validate=False)
-            if payload["content"].strip() and not re.fullmatch(r"[A-Za-z0-9+/=\s]*", payload["content"]):
+            if payload["content"].strip() and not re.fullmatch(
+                r"[A-Za-z0-9+/=\s]*", payload["content"]
+            ):
                 raise binascii.Error("not base64")
         except (binascii.Error, ValueError) as exc:
             raise ApiError(422, "content is not valid Base64", documentation_url=docs) from exc
@@ -1111,7 +1350,9 @@ class RestApi:
         sha = payload.get("sha")
         if existing is not None:
             if not sha:
-                raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url=docs)
+                raise ApiError(
+                    422, 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url=docs
+                )
             if sha != existing.sha:
                 raise ApiError(409, f"{path} does not match {sha}", documentation_url=docs)
         elif any(p.startswith(path + "/") for p in files):
@@ -1125,7 +1366,11 @@ class RestApi:
         author = self.state.user(req.viewer)
         person = {
             "name": (author.name if author and author.name else req.viewer),
-            "email": (author.email if author and author.email else f"{req.viewer}@users.noreply.github.com"),
+            "email": (
+                author.email
+                if author and author.email
+                else f"{req.viewer}@users.noreply.github.com"
+            ),
             "date": iso(now),
         }
         commit = {
@@ -1138,12 +1383,20 @@ class RestApi:
             "message": payload["message"],
             "tree": {"sha": fake_sha("tree", commit_sha), "url": ""},
             "parents": [],
-            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+            },
         }
         status = 200 if existing is not None else 201
         return Response.json(
             status,
-            {"content": file_json(found, path, entry, branch, req, with_content=False), "commit": commit},
+            {
+                "content": file_json(found, path, entry, branch, req, with_content=False),
+                "commit": commit,
+            },
         )
 
     def delete_contents(self, req: Request, owner: str, repo: str, path: str) -> Response:
@@ -1152,7 +1405,11 @@ class RestApi:
         payload = req.json()
         for required in ("message", "sha"):
             if not isinstance(payload, dict) or not isinstance(payload.get(required), str):
-                raise ApiError(422, f'Invalid request.\n\n"{required}" wasn\'t supplied.', documentation_url=docs)
+                raise ApiError(
+                    422,
+                    f'Invalid request.\n\n"{required}" wasn\'t supplied.',
+                    documentation_url=docs,
+                )
         branch = self._ref(found, payload.get("branch"))
         path = path.strip("/")
         existing = found.branches[branch].get(path)
@@ -1162,20 +1419,27 @@ class RestApi:
             raise ApiError(409, f"{path} does not match {payload['sha']}", documentation_url=docs)
         del found.branches[branch][path]
         commit_sha = found.branch_head(branch)
-        return Response.json(200, {"content": None, "commit": {"sha": commit_sha, "message": payload["message"]}})
+        return Response.json(
+            200, {"content": None, "commit": {"sha": commit_sha, "message": payload["message"]}}
+        )
 
     def get_branch(self, req: Request, owner: str, repo: str, branch: str) -> Response:
         found = self._repo(req, owner, repo)
         if branch not in found.branches:
             raise ApiError(
-                404, "Branch not found", documentation_url="https://docs.github.com/rest/branches/branches#get-a-branch"
+                404,
+                "Branch not found",
+                documentation_url="https://docs.github.com/rest/branches/branches#get-a-branch",
             )
         sha = found.branch_head(branch)
         return Response.json(
             200,
             {
                 "name": branch,
-                "commit": {"sha": sha, "url": f"{req.api_root}/repos/{found.full_name}/commits/{sha}"},
+                "commit": {
+                    "sha": sha,
+                    "url": f"{req.api_root}/repos/{found.full_name}/commits/{sha}",
+                },
                 "protected": False,
             },
         )
@@ -1187,7 +1451,11 @@ class RestApi:
 
     def list_releases(self, req: Request, owner: str, repo: str) -> Response:
         found = self._repo(req, owner, repo)
-        releases = [r for r in self._release_order(found) if not r.draft or self.state.can_push(found, req.viewer)]
+        releases = [
+            r
+            for r in self._release_order(found)
+            if not r.draft or self.state.can_push(found, req.viewer)
+        ]
         return self._list(req, releases, lambda r: release_json(r, found, req, self.state))
 
     def latest_release(self, req: Request, owner: str, repo: str) -> Response:
@@ -1226,7 +1494,10 @@ class RestApi:
         chunk, headers = self.paginate(req, workflows)
         return Response.json(
             200,
-            {"total_count": len(workflows), "workflows": [workflow_json(w, found, req) for w in chunk]},
+            {
+                "total_count": len(workflows),
+                "workflows": [workflow_json(w, found, req) for w in chunk],
+            },
             headers,
         )
 
@@ -1255,7 +1526,10 @@ class RestApi:
         chunk, headers = self.paginate(req, runs)
         return Response.json(
             200,
-            {"total_count": len(runs), "workflow_runs": [run_json(r, repo, req, self.state) for r in chunk]},
+            {
+                "total_count": len(runs),
+                "workflow_runs": [run_json(r, repo, req, self.state) for r in chunk],
+            },
             headers,
         )
 
@@ -1294,22 +1568,38 @@ class RestApi:
         found = self._writable_repo(req, owner, repo)
         target = self._workflow(found, workflow)
         payload = req.json()
-        if not isinstance(payload, dict) or not isinstance(payload.get("ref"), str) or not payload["ref"]:
-            raise ApiError(422, 'Invalid request.\n\n"ref" wasn\'t supplied.', documentation_url=docs)
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(payload.get("ref"), str)
+            or not payload["ref"]
+        ):
+            raise ApiError(
+                422, 'Invalid request.\n\n"ref" wasn\'t supplied.', documentation_url=docs
+            )
         ref = payload["ref"].removeprefix("refs/heads/")
         if ref not in found.branches:
             raise ApiError(422, f"No ref found for: {payload['ref']}", documentation_url=docs)
         source = found.branches[ref].get(target.path)
         if source is None or b"workflow_dispatch" not in source.content:
-            raise ApiError(422, "Workflow does not have 'workflow_dispatch' trigger", documentation_url=docs)
+            raise ApiError(
+                422, "Workflow does not have 'workflow_dispatch' trigger", documentation_url=docs
+            )
         if target.state != "active":
-            raise ApiError(422, "Cannot trigger a 'workflow_dispatch' on a disabled workflow", documentation_url=docs)
+            raise ApiError(
+                422,
+                "Cannot trigger a 'workflow_dispatch' on a disabled workflow",
+                documentation_url=docs,
+            )
         inputs = payload.get("inputs") or {}
         if not isinstance(inputs, dict):
             raise ApiError(
-                422, "Invalid request.\n\nFor 'properties/inputs', is not an object.", documentation_url=docs
+                422,
+                "Invalid request.\n\nFor 'properties/inputs', is not an object.",
+                documentation_url=docs,
             )
-        found.dispatches.append({"workflow_id": target.id, "ref": ref, "inputs": dict(inputs), "actor": req.viewer})
+        found.dispatches.append(
+            {"workflow_id": target.id, "ref": ref, "inputs": dict(inputs), "actor": req.viewer}
+        )
         self.state.add_run(
             found.owner,
             found.name,
@@ -1344,7 +1634,9 @@ class RestApi:
                 continue
             notes.append((note, repo))
         notes.sort(key=lambda pair: pair[0].updated_at, reverse=True)
-        return self._list(req, notes, lambda pair: notification_json(pair[0], pair[1], req, self.state))
+        return self._list(
+            req, notes, lambda pair: notification_json(pair[0], pair[1], req, self.state)
+        )
 
     def mark_thread_read(self, req: Request, thread: str) -> Response:
         for note in self.state.notifications:
@@ -1358,7 +1650,11 @@ class RestApi:
     def _org_for_member(self, req: Request, org: str) -> Org:
         found = self.state.org(org)
         if found is None:
-            raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/teams/teams#list-teams")
+            raise ApiError(
+                404,
+                "Not Found",
+                documentation_url="https://docs.github.com/rest/teams/teams#list-teams",
+            )
         if not self.scopes & {"read:org", "write:org", "admin:org"}:
             raise ApiError(
                 403,
@@ -1376,7 +1672,8 @@ class RestApi:
     def list_teams(self, req: Request, org: str) -> Response:
         found = self._org_for_member(req, org)
         teams = sorted(
-            (t for t in self.state.teams.values() if t.org.lower() == found.login.lower()), key=lambda t: t.name.lower()
+            (t for t in self.state.teams.values() if t.org.lower() == found.login.lower()),
+            key=lambda t: t.name.lower(),
         )
         return self._list(req, teams, lambda t: team_json(t, req))
 
@@ -1385,7 +1682,9 @@ class RestApi:
         team = self.state.teams.get((found.login.lower(), slug.lower()))
         if team is None:
             raise ApiError(
-                404, "Not Found", documentation_url="https://docs.github.com/rest/teams/teams#get-a-team-by-name"
+                404,
+                "Not Found",
+                documentation_url="https://docs.github.com/rest/teams/teams#get-a-team-by-name",
             )
         body = team_json(team, req)
         body.update({"members_count": len(team.members), "repos_count": len(team.repos)})

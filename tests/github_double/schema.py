@@ -23,6 +23,7 @@ __all__ = [
     "SchemaNotInstalledError",
     "load_schema",
     "npm_dir",
+    "openapi_path",
     "schema_path",
 ]
 
@@ -60,6 +61,17 @@ def schema_path() -> Path:
     if not path.is_file():
         raise SchemaNotInstalledError(
             f"GitHub GraphQL schema not found at {path}. "
+            f"Install the npm test dependencies from the repository root with: {INSTALL_COMMAND}"
+        )
+    return path
+
+
+def openapi_path(description: str = "api.github.com") -> Path:
+    """Path of an OpenAPI description from ``@octokit/openapi`` (``api.github.com``, ``ghes-3.19``...)."""
+    path = npm_dir() / "node_modules" / "@octokit" / "openapi" / "generated" / f"{description}.json"
+    if not path.is_file():
+        raise SchemaNotInstalledError(
+            f"GitHub OpenAPI description not found at {path}. "
             f"Install the npm test dependencies from the repository root with: {INSTALL_COMMAND}"
         )
     return path

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .faults import Fault
-from .http_types import ApiError, RecordedRequest, Request, Response, error_body
+from .http_types import DOCS, ApiError, RecordedRequest, Request, Response, error_body
 
 if TYPE_CHECKING:
     from .double import GitHubDouble
@@ -55,14 +55,26 @@ class DoubleServer(ThreadingHTTPServer):
         return sock, address
 
     def finish_request(self, request: Any, client_address: Any) -> None:
-        # Runs in the per-connection thread, so a slow or silent TLS client
-        # never blocks the accept loop.
-        if self.ssl_context is not None:
-            try:
-                request = self.ssl_context.wrap_socket(request, server_side=True)
-            except (ssl.SSLError, OSError):
-                return
-        super().finish_request(request, client_address)
+        if self.ssl_context is None:
+            super().finish_request(request, client_address)
+            return
+        # The TLS handshake runs here, in the per-connection thread, so a slow
+        # or silent client never blocks the accept loop.
+        request.settimeout(_Handler.timeout)
+        try:
+            tls_socket = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return
+        with self._open_lock:
+            self._open.discard(request)
+            self._open.add(tls_socket)
+        try:
+            super().finish_request(tls_socket, client_address)
+        finally:
+            with self._open_lock:
+                self._open.discard(tls_socket)
+            with contextlib.suppress(OSError):
+                tls_socket.close()
 
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:
@@ -120,7 +132,10 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in response.headers.items():
             self.send_header(name, value)
         body = b"" if self.command == "HEAD" else response.body
-        self.send_header("Content-Length", str(declared_length if declared_length is not None else len(response.body)))
+        self.send_header(
+            "Content-Length",
+            str(declared_length if declared_length is not None else len(response.body)),
+        )
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -143,7 +158,12 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "drop":
             self._drop(fault)
             return
-        if fault is not None and fault.kind in ("status", "rate_limit", "secondary_rate_limit", "redirect"):
+        if fault is not None and fault.kind in (
+            "status",
+            "rate_limit",
+            "secondary_rate_limit",
+            "redirect",
+        ):
             self._write(self._fault_response(fault, request_id))
             return
         response = self._respond(route_path, api_prefix, split.query, headers, body, request_id)
@@ -153,12 +173,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(response)
 
     def _respond(
-        self, route_path: str, api_prefix: str, query: str, headers: dict[str, str], body: bytes, request_id: str
+        self,
+        route_path: str,
+        api_prefix: str,
+        query: str,
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
     ) -> Response:
         double = self.server.double
         is_graphql = route_path == "/graphql"
         resource = "graphql" if is_graphql else "core"
-        common = {"X-GitHub-Request-Id": request_id, "X-GitHub-Media-Type": "github.v3; format=json"}
+        common = {
+            "X-GitHub-Request-Id": request_id,
+            "X-GitHub-Media-Type": "github.v3; format=json",
+        }
         login = double._authenticate(headers.get("authorization"))
         if login is None:
             response = ApiError(401, "Bad credentials").response()
@@ -174,9 +203,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if is_graphql:
                 if self.command != "POST":
-                    raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/graphql")
+                    raise ApiError(
+                        404, "Not Found", documentation_url="https://docs.github.com/graphql"
+                    )
                 rest_root = web_root + ("/api/v3" if api_prefix else "")
-                status, payload = double._graphql.execute(body, double._graphql_context(login, rest_root))
+                status, payload = double._graphql.execute(
+                    body, double._graphql_context(login, rest_root)
+                )
                 response = Response.json(status, payload)
             else:
                 request = Request(
@@ -201,7 +234,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "message": f"GitHubDouble internal error: {error!r}",
                     "traceback": trace,
-                    "documentation_url": "https://docs.github.com/rest",
+                    "documentation_url": DOCS,
                 },
             )
         response.headers.update(common)
@@ -223,76 +256,61 @@ class _Handler(BaseHTTPRequestHandler):
         }
         return Response.json(
             403,
-            error_body(403, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS),
+            error_body(
+                403, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS
+            ),
             headers,
         )
 
     def _fault_response(self, fault: Fault, request_id: str) -> Response:
+        """The canned answer of a pre-route fault (status, rate limits, redirect)."""
         double = self.server.double
-        headers = {"X-GitHub-Request-Id": request_id}
+        headers = {
+            "X-GitHub-Request-Id": request_id,
+            "Content-Type": "application/json; charset=utf-8",
+        }
+        payload: dict[str, Any]
         if fault.kind == "rate_limit":
-            reset = int(time.time()) + fault.reset_in
             limit = double.rate_limit
-            body = (
-                fault.body
-                or json.dumps(
-                    error_body(
-                        fault.status, f"API rate limit exceeded for user ID {double.viewer_id}.", _RATE_LIMIT_DOCS
-                    )
-                ).encode()
-            )
             headers.update(
                 {
-                    "Content-Type": "application/json; charset=utf-8",
                     "X-RateLimit-Limit": str(limit),
                     "X-RateLimit-Remaining": "0",
                     "X-RateLimit-Used": str(limit),
-                    "X-RateLimit-Reset": str(reset),
+                    "X-RateLimit-Reset": str(int(time.time()) + fault.reset_in),
                     "X-RateLimit-Resource": "core",
                 }
             )
-            if fault.retry_after is not None:
-                headers["Retry-After"] = str(fault.retry_after)
+            message = f"API rate limit exceeded for user ID {double.viewer_id}."
+            payload = error_body(fault.status, message, _RATE_LIMIT_DOCS)
         elif fault.kind == "secondary_rate_limit":
-            headers["Content-Type"] = "application/json; charset=utf-8"
             headers["Retry-After"] = str(fault.retry_after if fault.retry_after is not None else 60)
-            body = (
-                fault.body
-                or json.dumps(
-                    error_body(
-                        fault.status,
-                        _SECONDARY_MESSAGE.format(request_id=request_id),
-                        "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-                    )
-                ).encode()
+            message = _SECONDARY_MESSAGE.format(request_id=request_id)
+            payload = error_body(
+                fault.status, message, f"{_RATE_LIMIT_DOCS}#about-secondary-rate-limits"
             )
         elif fault.kind == "redirect":
             assert fault.location is not None
             location = fault.location
-            if location.endswith("/") or urlsplit(location).path in ("", "/"):
+            if urlsplit(location).path in ("", "/"):  # a bare origin: keep the path and query
                 location = location.rstrip("/") + self.path
             headers["Location"] = location
-            headers["Content-Type"] = "application/json; charset=utf-8"
-            body = (
-                fault.body
-                or json.dumps(
-                    {"message": "Moved", "url": location, "documentation_url": "https://docs.github.com/rest"}
-                ).encode()
-            )
+            payload = {"message": "Moved Permanently", "url": location, "documentation_url": DOCS}
         else:
-            phrase = _phrase(fault.status)
-            headers["Content-Type"] = "application/json; charset=utf-8"
-            body = fault.body if fault.body is not None else json.dumps(error_body(fault.status, phrase)).encode()
-            if fault.retry_after is not None:
-                headers["Retry-After"] = str(fault.retry_after)
+            payload = error_body(fault.status, _phrase(fault.status))
+        if fault.retry_after is not None:
+            headers["Retry-After"] = str(fault.retry_after)
         headers.update(fault.headers)
+        body = fault.body if fault.body is not None else json.dumps(payload).encode()
         return Response(fault.status, body, headers)
 
     def _drop(self, fault: Fault) -> None:
         self.close_connection = True
         if fault.reset_connection:
             with contextlib.suppress(OSError):
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
 
@@ -309,7 +327,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "cut_json":
             mangled = body[: max(len(body) // 2, 1)]
         else:
-            mangled = fault.body if fault.body is not None else b'{"message": "ok", "items": [1, 2,, }'
+            mangled = (
+                fault.body if fault.body is not None else b'{"message": "ok", "items": [1, 2,, }'
+            )
         headers = dict(response.headers)
         headers["Content-Type"] = "application/json; charset=utf-8"
         self._write(Response(response.status, mangled, headers))

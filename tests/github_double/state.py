@@ -453,14 +453,18 @@ class State:
         with self.lock:
             self.repos.pop((owner.lower(), name.lower()), None)
 
-    def add_branch(self, owner: str, repo: str, branch: str, *, from_branch: str | None = None) -> None:
+    def add_branch(
+        self, owner: str, repo: str, branch: str, *, from_branch: str | None = None
+    ) -> None:
         with self.lock:
             found = self.require_repo(owner, repo)
             source = found.branches.get(from_branch or found.default_branch, {})
             found.branches.setdefault(branch, dict(source))
 
     # --------------------------------------------------------------- files
-    def add_file(self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None) -> str:
+    def add_file(
+        self, owner: str, repo: str, path: str, content: bytes | str, *, branch: str | None = None
+    ) -> str:
         """Store ``content`` at ``path`` and return its git blob sha."""
         with self.lock:
             found = self.require_repo(owner, repo)
@@ -527,7 +531,9 @@ class State:
             _time_fields(fields, "created_at", "published_at")
             fields.setdefault("author", self.viewer)
             fields.setdefault("target_commitish", found.default_branch)
-            release = Release(id=fields.pop("id", None) or self.next_id(), tag_name=tag_name, **fields)
+            release = Release(
+                id=fields.pop("id", None) or self.next_id(), tag_name=tag_name, **fields
+            )
             if release.published_at is None and not release.draft:
                 release.published_at = release.created_at
             found.releases.append(release)
@@ -547,10 +553,15 @@ class State:
         with self.lock:
             found = self.require_repo(owner, repo)
             if path is None:
-                slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "workflow"
+                slug = (
+                    "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+                    or "workflow"
+                )
                 path = f".github/workflows/{slug}.yml"
             _time_fields(fields, "created_at", "updated_at")
-            workflow = Workflow(id=fields.pop("id", None) or self.next_id(), name=name, path=path, **fields)
+            workflow = Workflow(
+                id=fields.pop("id", None) or self.next_id(), name=name, path=path, **fields
+            )
             found.workflows[workflow.id] = workflow
             if content is None:
                 content = (
@@ -575,7 +586,9 @@ class State:
     def add_run(self, owner: str, repo: str, workflow: int | str | Workflow, **fields: Any) -> Run:
         with self.lock:
             found = self.require_repo(owner, repo)
-            target = workflow if isinstance(workflow, Workflow) else self.find_workflow(found, workflow)
+            target = (
+                workflow if isinstance(workflow, Workflow) else self.find_workflow(found, workflow)
+            )
             if target is None:
                 raise KeyError(f"unknown workflow {workflow!r} in {found.full_name}")
             _time_fields(fields, "created_at", "updated_at")
@@ -602,7 +615,10 @@ class State:
             found = self.require_repo(owner, repo)
             _time_fields(fields, "updated_at", "last_read_at")
             notification = Notification(
-                id=str(fields.pop("id", None) or self.next_id()), repo=found.full_name, title=title, **fields
+                id=str(fields.pop("id", None) or self.next_id()),
+                repo=found.full_name,
+                title=title,
+                **fields,
             )
             self.notifications.append(notification)
             return notification

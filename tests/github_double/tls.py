@@ -34,18 +34,24 @@ def create_certificates(directory: Path) -> CertificateFiles:
     """Generate a CA plus a localhost server certificate inside ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     if shutil.which("openssl") is None:
-        raise RuntimeError("GitHubDouble(tls=True) needs the `openssl` command line (Debian package openssl)")
+        raise RuntimeError(
+            "GitHubDouble(tls=True) needs the `openssl` command line (Debian package openssl)"
+        )
     return _with_openssl(directory)
 
 
 def _openssl(*args: str, cwd: Path) -> None:
-    result = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         raise RuntimeError(f"openssl {' '.join(args)} failed: {result.stderr.strip()}")
 
 
 def _with_openssl(directory: Path) -> CertificateFiles:
-    files = CertificateFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    files = CertificateFiles(
+        directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    )
     ca_key = directory / "ca.key"
     csr = directory / "server.csr"
     extensions = directory / "server.ext"

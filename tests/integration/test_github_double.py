@@ -5,34 +5,34 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:  # allow `pytest tests/integration/...` from anywhere
-    sys.path.insert(0, str(_ROOT))
-
-from tests.github_double import (  # noqa: E402
+from tests.github_double import (
     GitHubDouble,
     SchemaNotInstalledError,
     load_schema,
     schema_path,
 )
-from tests.github_double.schema import INSTALL_COMMAND, SCHEMA_ENV_VAR  # noqa: E402
+from tests.github_double.schema import INSTALL_COMMAND, SCHEMA_ENV_VAR, openapi_path
 
 TOKEN = "ghp_test0123456789abcdefghijklmnopqrstuv"
 AUTH = {"Authorization": f"token {TOKEN}"}
-BAD_CREDENTIALS = {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}
+BAD_CREDENTIALS = {
+    "message": "Bad credentials",
+    "documentation_url": "https://docs.github.com/rest",
+}
 
 REPO_SUMMARY_QUERY = """
 query RepoSummary($owner: String!, $name: String!) {
@@ -76,7 +76,13 @@ def graphql_schema_ready() -> None:
 
 def seed(gh: GitHubDouble) -> None:
     gh.add_org("acme", description="ACME Corp", members=["wile"])
-    gh.add_team("acme", "platform", name="Platform", members=["octocat", "wile"], repos=["acme/payments-api"])
+    gh.add_team(
+        "acme",
+        "platform",
+        name="Platform",
+        members=["octocat", "wile"],
+        repos=["acme/payments-api"],
+    )
     gh.add_repo(
         "acme",
         "payments-api",
@@ -92,15 +98,33 @@ def seed(gh: GitHubDouble) -> None:
     gh.add_file("acme", "payments-api", "src/app.py", "print('hi')\n")
     gh.add_repo("acme", "secret-infra", private=True)
     gh.add_repo("someone-else", "hidden", private=True)
-    gh.add_issue("acme", "payments-api", "Timeouts on refunds", labels=["bug"], assignees=["octocat"])
+    gh.add_issue(
+        "acme", "payments-api", "Timeouts on refunds", labels=["bug"], assignees=["octocat"]
+    )
     gh.add_issue("acme", "payments-api", "Old issue", state="closed")
-    gh.add_pull("acme", "payments-api", "Add retries", head="retries", body="Retries with backoff", labels=["feature"])
+    gh.add_pull(
+        "acme",
+        "payments-api",
+        "Add retries",
+        head="retries",
+        body="Retries with backoff",
+        labels=["feature"],
+    )
     gh.add_pull("acme", "payments-api", "Refactor client", head="refactor", draft=True)
     gh.add_pull("acme", "payments-api", "Merged thing", head="merged", merged=True)
-    gh.add_release("acme", "payments-api", "v1.0.0", name="First", published_at="2024-01-01T00:00:00Z")
-    gh.add_release("acme", "payments-api", "v1.1.0", name="Second", published_at="2024-02-01T00:00:00Z")
     gh.add_release(
-        "acme", "payments-api", "v2.0.0-rc1", name="RC", prerelease=True, published_at="2024-03-01T00:00:00Z"
+        "acme", "payments-api", "v1.0.0", name="First", published_at="2024-01-01T00:00:00Z"
+    )
+    gh.add_release(
+        "acme", "payments-api", "v1.1.0", name="Second", published_at="2024-02-01T00:00:00Z"
+    )
+    gh.add_release(
+        "acme",
+        "payments-api",
+        "v2.0.0-rc1",
+        name="RC",
+        prerelease=True,
+        published_at="2024-03-01T00:00:00Z",
     )
     ci = gh.add_workflow("acme", "payments-api", "CI", path=".github/workflows/ci.yml")
     gh.add_workflow(
@@ -110,9 +134,23 @@ def seed(gh: GitHubDouble) -> None:
         path=".github/workflows/nightly.yml",
         content="name: Nightly\non:\n  schedule:\n    - cron: '0 0 * * *'\n",
     )
-    gh.add_run("acme", "payments-api", ci, status="completed", conclusion="success", display_title="Add retries")
+    gh.add_run(
+        "acme",
+        "payments-api",
+        ci,
+        status="completed",
+        conclusion="success",
+        display_title="Add retries",
+    )
     gh.add_run("acme", "payments-api", ci, status="in_progress", head_branch="retries")
-    gh.add_notification("acme", "payments-api", "Timeouts on refunds", type="Issue", reason="assign", subject_number=1)
+    gh.add_notification(
+        "acme",
+        "payments-api",
+        "Timeouts on refunds",
+        type="Issue",
+        reason="assign",
+        subject_number=1,
+    )
     gh.add_notification("acme", "payments-api", "Read already", unread=False)
 
 
@@ -130,7 +168,9 @@ def client(gh: GitHubDouble) -> Iterator[httpx.Client]:
         yield http
 
 
-def graphql(client: httpx.Client, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+def graphql(
+    client: httpx.Client, query: str, variables: dict[str, Any] | None = None
+) -> dict[str, Any]:
     response = client.post("/graphql", json={"query": query, "variables": variables or {}})
     assert response.status_code == 200, response.text
     payload: dict[str, Any] = response.json()
@@ -184,11 +224,15 @@ def test_pagination_250_repos_three_pages_with_link_headers() -> None:
         assert set(links_seen[1]) == {"prev", "next", "last", "first"}
         assert links_seen[1]["prev"].endswith("page=1") and links_seen[1]["next"].endswith("page=3")
         assert set(links_seen[2]) == {"prev", "first"}
-        assert links_seen[2]["prev"].endswith("page=2") and links_seen[2]["first"].endswith("page=1")
+        assert links_seen[2]["prev"].endswith("page=2") and links_seen[2]["first"].endswith(
+            "page=1"
+        )
         assert len(double.requests) == 3
 
 
-def test_pagination_defaults_cap_and_enterprise_prefix(gh: GitHubDouble, client: httpx.Client) -> None:
+def test_pagination_defaults_cap_and_enterprise_prefix(
+    gh: GitHubDouble, client: httpx.Client
+) -> None:
     for index in range(120):
         gh.add_repo("octocat", f"mine-{index}")
     first = client.get("/user/repos")
@@ -198,13 +242,20 @@ def test_pagination_defaults_cap_and_enterprise_prefix(gh: GitHubDouble, client:
     beyond = client.get("/user/repos", params={"per_page": 100, "page": 99})
     assert beyond.json() == []
     prefixed = client.get("/api/v3/user/repos", params={"per_page": 50})
-    assert parse_link(prefixed.headers["Link"])["next"].startswith(gh.base_url + "/api/v3/user/repos?")
+    assert parse_link(prefixed.headers["Link"])["next"].startswith(
+        gh.base_url + "/api/v3/user/repos?"
+    )
 
 
 # ---------------------------------------------------------------------- auth
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Authorization": "token wrong"}, {"Authorization": f"Basic {TOKEN}"}, {"Authorization": "Bearer ghp_nope"}],
+    [
+        {},
+        {"Authorization": "token wrong"},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"Authorization": "Bearer ghp_nope"},
+    ],
     ids=["missing", "wrong-token", "wrong-scheme", "wrong-bearer"],
 )
 def test_auth_failures_return_bad_credentials(gh: GitHubDouble, headers: dict[str, str]) -> None:
@@ -214,7 +265,9 @@ def test_auth_failures_return_bad_credentials(gh: GitHubDouble, headers: dict[st
         assert response.json()["message"] == BAD_CREDENTIALS["message"]
         assert response.json()["documentation_url"] == BAD_CREDENTIALS["documentation_url"]
         assert response.headers["Content-Type"].startswith("application/json")
-    graphql_response = httpx.post(gh.graphql_url, headers=headers, json={"query": "{ viewer { login } }"})
+    graphql_response = httpx.post(
+        gh.graphql_url, headers=headers, json={"query": "{ viewer { login } }"}
+    )
     assert graphql_response.status_code == 401
 
 
@@ -265,7 +318,9 @@ def test_user_orgs_teams_and_repos(gh: GitHubDouble, client: httpx.Client) -> No
 
 
 def test_create_and_delete_repositories(gh: GitHubDouble, client: httpx.Client) -> None:
-    created = client.post("/user/repos", json={"name": "new-thing", "private": True, "description": "d"})
+    created = client.post(
+        "/user/repos", json={"name": "new-thing", "private": True, "description": "d"}
+    )
     assert created.status_code == 201
     assert created.json()["full_name"] == "octocat/new-thing" and created.json()["private"] is True
     duplicate = client.post("/user/repos", json={"name": "new-thing"})
@@ -289,7 +344,11 @@ def test_create_and_delete_repositories(gh: GitHubDouble, client: httpx.Client) 
 def test_issues_notifications_and_pulls(gh: GitHubDouble, client: httpx.Client) -> None:
     issues = client.get("/repos/acme/payments-api/issues").json()
     # Like GitHub, the issues API includes open pull requests.
-    assert {item["title"] for item in issues} == {"Timeouts on refunds", "Add retries", "Refactor client"}
+    assert {item["title"] for item in issues} == {
+        "Timeouts on refunds",
+        "Add retries",
+        "Refactor client",
+    }
     assert sum("pull_request" in item for item in issues) == 2
     closed = client.get("/repos/acme/payments-api/issues", params={"state": "closed"}).json()
     assert {item["title"] for item in closed} == {"Old issue", "Merged thing"}
@@ -298,10 +357,14 @@ def test_issues_notifications_and_pulls(gh: GitHubDouble, client: httpx.Client) 
     assigned = client.get("/issues").json()
     assert [item["title"] for item in assigned] == ["Timeouts on refunds"]
     assert assigned[0]["repository"]["full_name"] == "acme/payments-api"
-    assert [item["title"] for item in client.get("/orgs/acme/issues").json()] == ["Timeouts on refunds"]
+    assert [item["title"] for item in client.get("/orgs/acme/issues").json()] == [
+        "Timeouts on refunds"
+    ]
     created = client.post("/repos/acme/payments-api/issues", json={"title": "New", "labels": ["x"]})
     assert created.status_code == 201 and created.json()["number"] == 6
-    assert client.post("/repos/acme/payments-api/issues", json={"body": "no title"}).status_code == 422
+    assert (
+        client.post("/repos/acme/payments-api/issues", json={"body": "no title"}).status_code == 422
+    )
     notifications = client.get("/notifications").json()
     assert [n["subject"]["title"] for n in notifications] == ["Timeouts on refunds"]
     assert notifications[0]["subject"]["url"].endswith("/repos/acme/payments-api/issues/1")
@@ -323,7 +386,10 @@ def test_contents_get_put_conflicts(gh: GitHubDouble, client: httpx.Client) -> N
     assert body["encoding"] == "base64" and body["type"] == "file"
     sha = body["sha"]
     assert sha == gh.add_file("acme", "payments-api", "README.md", "# payments-api\n")
-    raw = client.get("/repos/acme/payments-api/contents/README.md", headers={"Accept": "application/vnd.github.raw"})
+    raw = client.get(
+        "/repos/acme/payments-api/contents/README.md",
+        headers={"Accept": "application/vnd.github.raw"},
+    )
     assert raw.content == b"# payments-api\n"
     listing = client.get("/repos/acme/payments-api/contents").json()
     assert [(item["name"], item["type"]) for item in listing] == [
@@ -333,10 +399,17 @@ def test_contents_get_put_conflicts(gh: GitHubDouble, client: httpx.Client) -> N
         ("src", "dir"),
     ]
     assert client.get("/repos/acme/payments-api/contents/nope.txt").status_code == 404
-    assert client.get("/repos/acme/payments-api/contents/README.md", params={"ref": "nope"}).status_code == 404
+    assert (
+        client.get(
+            "/repos/acme/payments-api/contents/README.md", params={"ref": "nope"}
+        ).status_code
+        == 404
+    )
 
     encoded = base64.b64encode(b"new file\n").decode()
-    created = client.put("/repos/acme/payments-api/contents/docs/NEW.md", json={"message": "add", "content": encoded})
+    created = client.put(
+        "/repos/acme/payments-api/contents/docs/NEW.md", json={"message": "add", "content": encoded}
+    )
     assert created.status_code == 201
     assert created.json()["content"]["path"] == "docs/NEW.md"
     assert created.json()["commit"]["message"] == "add"
@@ -344,7 +417,9 @@ def test_contents_get_put_conflicts(gh: GitHubDouble, client: httpx.Client) -> N
     update = {"message": "update", "content": base64.b64encode(b"changed\n").decode()}
     missing_sha = client.put("/repos/acme/payments-api/contents/README.md", json=update)
     assert missing_sha.status_code == 422 and "sha" in missing_sha.json()["message"]
-    wrong_sha = client.put("/repos/acme/payments-api/contents/README.md", json={**update, "sha": "0" * 40})
+    wrong_sha = client.put(
+        "/repos/acme/payments-api/contents/README.md", json={**update, "sha": "0" * 40}
+    )
     assert wrong_sha.status_code == 409
     assert {"message", "documentation_url"} <= set(wrong_sha.json())
     updated = client.put("/repos/acme/payments-api/contents/README.md", json={**update, "sha": sha})
@@ -356,16 +431,24 @@ def test_contents_get_put_conflicts(gh: GitHubDouble, client: httpx.Client) -> N
 
     gh.add_branch("acme", "payments-api", "dev")
     on_branch = client.put(
-        "/repos/acme/payments-api/contents/dev.txt", json={"message": "m", "content": encoded, "branch": "dev"}
+        "/repos/acme/payments-api/contents/dev.txt",
+        json={"message": "m", "content": encoded, "branch": "dev"},
     )
     assert on_branch.status_code == 201
     assert client.get("/repos/acme/payments-api/contents/dev.txt").status_code == 404
-    assert client.get("/repos/acme/payments-api/contents/dev.txt", params={"ref": "dev"}).status_code == 200
+    assert (
+        client.get("/repos/acme/payments-api/contents/dev.txt", params={"ref": "dev"}).status_code
+        == 200
+    )
     no_branch = client.put(
-        "/repos/acme/payments-api/contents/x.txt", json={"message": "m", "content": encoded, "branch": "ghost"}
+        "/repos/acme/payments-api/contents/x.txt",
+        json={"message": "m", "content": encoded, "branch": "ghost"},
     )
     assert no_branch.status_code == 404
-    assert client.put("/repos/acme/payments-api/contents/x.txt", json={"content": encoded}).status_code == 422
+    assert (
+        client.put("/repos/acme/payments-api/contents/x.txt", json={"content": encoded}).status_code
+        == 422
+    )
 
 
 def test_community_profile_and_releases(client: httpx.Client) -> None:
@@ -381,7 +464,10 @@ def test_community_profile_and_releases(client: httpx.Client) -> None:
 def test_actions_workflows_runs_and_dispatch(gh: GitHubDouble, client: httpx.Client) -> None:
     workflows = client.get("/repos/acme/payments-api/actions/workflows").json()
     assert workflows["total_count"] == 2
-    assert [w["path"] for w in workflows["workflows"]] == [".github/workflows/ci.yml", ".github/workflows/nightly.yml"]
+    assert [w["path"] for w in workflows["workflows"]] == [
+        ".github/workflows/ci.yml",
+        ".github/workflows/nightly.yml",
+    ]
     runs = client.get("/repos/acme/payments-api/actions/runs").json()
     assert runs["total_count"] == 2
     newest = runs["workflow_runs"][0]
@@ -389,23 +475,170 @@ def test_actions_workflows_runs_and_dispatch(gh: GitHubDouble, client: httpx.Cli
     single = client.get(f"/repos/acme/payments-api/actions/runs/{newest['id']}").json()
     assert single["id"] == newest["id"] and single["name"] == "CI"
     assert client.get("/repos/acme/payments-api/actions/runs/1").status_code == 404
-    filtered = client.get("/repos/acme/payments-api/actions/runs", params={"branch": "retries"}).json()
+    filtered = client.get(
+        "/repos/acme/payments-api/actions/runs", params={"branch": "retries"}
+    ).json()
     assert filtered["total_count"] == 1
 
     dispatched = client.post(
-        "/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={"ref": "main", "inputs": {"x": "1"}}
+        "/repos/acme/payments-api/actions/workflows/ci.yml/dispatches",
+        json={"ref": "main", "inputs": {"x": "1"}},
     )
     assert dispatched.status_code == 204 and dispatched.content == b""
     repo = gh.repo("acme", "payments-api")
     assert repo is not None and repo.dispatches[-1]["inputs"] == {"x": "1"}
     assert client.get("/repos/acme/payments-api/actions/runs").json()["total_count"] == 3
-    no_trigger = client.post("/repos/acme/payments-api/actions/workflows/nightly.yml/dispatches", json={"ref": "main"})
+    no_trigger = client.post(
+        "/repos/acme/payments-api/actions/workflows/nightly.yml/dispatches", json={"ref": "main"}
+    )
     assert no_trigger.status_code == 422
-    assert client.post("/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={}).status_code == 422
     assert (
-        client.post("/repos/acme/payments-api/actions/workflows/nope.yml/dispatches", json={"ref": "main"}).status_code
+        client.post(
+            "/repos/acme/payments-api/actions/workflows/ci.yml/dispatches", json={}
+        ).status_code
+        == 422
+    )
+    assert (
+        client.post(
+            "/repos/acme/payments-api/actions/workflows/nope.yml/dispatches", json={"ref": "main"}
+        ).status_code
         == 404
     )
+
+
+def test_second_token_sees_github_permissions() -> None:
+    with GitHubDouble(token=TOKEN, extra_tokens={"ghp_mallory": "mallory"}) as double:
+        seed(double)
+        other = {"Authorization": "token ghp_mallory"}
+        with httpx.Client(base_url=double.api_url, headers=other) as http:
+            assert http.get("/user").json()["login"] == "mallory"
+            assert http.get("/repos/acme/payments-api").json()["permissions"]["push"] is False
+            assert http.get("/repos/acme/secret-infra").status_code == 404
+            content = {"message": "m", "content": base64.b64encode(b"x").decode()}
+            assert (
+                http.put("/repos/acme/payments-api/contents/x.txt", json=content).status_code == 403
+            )
+            assert http.get("/orgs/acme/teams").status_code == 403
+            assert http.get("/user/orgs").json() == []
+
+
+def test_concurrent_clients_share_a_pool(gh: GitHubDouble) -> None:
+    gh.reset_counters()
+    limits = httpx.Limits(max_connections=8, max_keepalive_connections=8)
+    with httpx.Client(base_url=gh.api_url, headers=AUTH, limits=limits) as http:
+
+        def fetch(index: int) -> int:
+            return http.get("/repos/acme/payments-api" if index % 2 else "/user/repos").status_code
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(fetch, range(200)))
+    assert statuses == [200] * 200
+    assert len(gh.requests) == 200
+    assert 1 <= gh.connections <= 8
+
+
+# ------------------------------------------------- OpenAPI conformance
+@pytest.fixture(scope="session")
+def openapi() -> dict[str, Any]:
+    try:
+        path = openapi_path()
+    except SchemaNotInstalledError as exc:
+        require_or_skip(str(exc))
+    description: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return description
+
+
+def _deref(spec: dict[str, Any], schema: Any) -> Any:
+    while isinstance(schema, dict) and "$ref" in schema:
+        node: Any = spec
+        for part in schema["$ref"].split("/")[1:]:
+            node = node[part]
+        schema = node
+    return schema
+
+
+def missing_required(
+    spec: dict[str, Any], value: Any, schema: Any, where: str = "$", depth: int = 0
+) -> list[str]:
+    """Required properties of ``schema`` (recursively) that ``value`` lacks."""
+    schema = _deref(spec, schema)
+    if (
+        value is None
+        or depth > 5
+        or not isinstance(schema, dict)
+        or "anyOf" in schema
+        or "oneOf" in schema
+    ):
+        return []
+    problems: list[str] = []
+    for sub in schema.get("allOf", []):
+        problems += missing_required(spec, value, sub, where, depth)
+    if isinstance(value, list) and schema.get("type") == "array":
+        for item in value[:3]:
+            problems += missing_required(spec, item, schema.get("items"), f"{where}[]", depth + 1)
+    elif isinstance(value, dict):
+        problems += [f"{where}.{key}" for key in schema.get("required", []) if key not in value]
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                problems += missing_required(spec, value[key], sub, f"{where}.{key}", depth + 1)
+    return problems
+
+
+CONFORMANCE_CASES = [
+    ("/user", "/user"),
+    ("/users/{username}", "/users/octocat"),
+    ("/user/orgs", "/user/orgs"),
+    ("/orgs/{org}", "/orgs/acme"),
+    ("/user/repos", "/user/repos"),
+    ("/orgs/{org}/repos", "/orgs/acme/repos"),
+    ("/repos/{owner}/{repo}", "/repos/acme/payments-api"),
+    ("/orgs/{org}/teams", "/orgs/acme/teams"),
+    ("/notifications", "/notifications"),
+    ("/issues", "/issues"),
+    ("/orgs/{org}/issues", "/orgs/acme/issues"),
+    ("/repos/{owner}/{repo}/issues", "/repos/acme/payments-api/issues"),
+    ("/repos/{owner}/{repo}/issues/{issue_number}", "/repos/acme/payments-api/issues/1"),
+    ("/repos/{owner}/{repo}/contents/{path}", "/repos/acme/payments-api/contents/README.md"),
+    ("/repos/{owner}/{repo}/community/profile", "/repos/acme/payments-api/community/profile"),
+    ("/repos/{owner}/{repo}/pulls", "/repos/acme/payments-api/pulls?state=all"),
+    ("/repos/{owner}/{repo}/pulls/{pull_number}", "/repos/acme/payments-api/pulls/5"),
+    ("/repos/{owner}/{repo}/actions/workflows", "/repos/acme/payments-api/actions/workflows"),
+    ("/repos/{owner}/{repo}/actions/runs", "/repos/acme/payments-api/actions/runs"),
+    ("/repos/{owner}/{repo}/releases", "/repos/acme/payments-api/releases"),
+    ("/repos/{owner}/{repo}/releases/latest", "/repos/acme/payments-api/releases/latest"),
+    ("/rate_limit", "/rate_limit"),
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "url"), CONFORMANCE_CASES, ids=[case[0] for case in CONFORMANCE_CASES]
+)
+def test_rest_shapes_have_openapi_required_fields(
+    openapi: dict[str, Any], client: httpx.Client, template: str, url: str
+) -> None:
+    response = client.get(url)
+    assert response.status_code == 200
+    documented = _deref(openapi, openapi["paths"][template]["get"]["responses"]["200"])
+    schema = documented["content"]["application/json"]["schema"]
+    assert missing_required(openapi, response.json(), schema) == []
+
+
+def test_every_route_is_a_documented_github_route(
+    gh: GitHubDouble, openapi: dict[str, Any]
+) -> None:
+    def shape(template: str) -> str:
+        return re.sub(r"\{[^}]+\}", "{}", template)
+
+    documented = {
+        (method.upper(), shape(path)) for path, item in openapi["paths"].items() for method in item
+    }
+    undocumented = [
+        (method, template)
+        for method, template in gh.rest_routes
+        if (method, shape(template)) not in documented
+        and template != "/repos/{owner}/{repo}/contents"
+    ]
+    assert undocumented == []
 
 
 # -------------------------------------------------------------------- faults
@@ -478,10 +711,14 @@ def test_fault_truncated_bodies(gh: GitHubDouble, client: httpx.Client) -> None:
     assert client.get("/repos/acme/payments-api").json()["name"] == "payments-api"
 
 
-def test_fault_malformed_json(gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None) -> None:
+def test_fault_malformed_json(
+    gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None
+) -> None:
     gh.inject_malformed_json(r"/user")
     response = client.get("/user")
-    assert response.status_code == 200 and response.headers["Content-Type"].startswith("application/json")
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith(
+        "application/json"
+    )
     with pytest.raises(json.JSONDecodeError):
         response.json()
     gh.inject_malformed_json(r"/graphql", body="<html>unicorn</html>")
@@ -489,7 +726,9 @@ def test_fault_malformed_json(gh: GitHubDouble, client: httpx.Client, graphql_sc
         client.post("/graphql", json={"query": "{ viewer { login } }"}).json()
 
 
-def test_fault_redirect_to_another_host(gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None) -> None:
+def test_fault_redirect_to_another_host(
+    gh: GitHubDouble, client: httpx.Client, graphql_schema_ready: None
+) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_user("octocat", name="Moved Cat")
         gh.inject_redirect(r"^/user$", other.base_url)
@@ -508,7 +747,9 @@ def test_fault_redirect_to_another_host(gh: GitHubDouble, client: httpx.Client, 
         gh.inject_redirect(r"/graphql$", other.base_url, status=307)
         moved = client.post("/graphql", json={"query": "{ viewer { login } }"})
         assert moved.status_code == 307
-        retried = httpx.post(moved.headers["Location"], headers=AUTH, json={"query": "{ viewer { login } }"})
+        retried = httpx.post(
+            moved.headers["Location"], headers=AUTH, json={"query": "{ viewer { login } }"}
+        )
         assert retried.json() == {"data": {"viewer": {"login": "octocat"}}}
         assert other.requests[-1].method == "POST"
 
@@ -529,19 +770,31 @@ def test_graphql_repo_summary_in_one_request(
     assert repo["stargazerCount"] == 42 and repo["forkCount"] == 7
     assert repo["issues"] == {"totalCount": 1}
     assert repo["pullRequests"] == {"totalCount": 2}
-    assert repo["latestRelease"] == {"tagName": "v1.1.0", "name": "Second", "publishedAt": "2024-02-01T00:00:00Z"}
+    assert repo["latestRelease"] == {
+        "tagName": "v1.1.0",
+        "name": "Second",
+        "publishedAt": "2024-02-01T00:00:00Z",
+    }
     assert repo["primaryLanguage"] == {"name": "Python"}
     assert [n["topic"]["name"] for n in repo["repositoryTopics"]["nodes"]] == ["payments", "api"]
-    alt = httpx.post(gh.base_url + "/api/graphql", headers=AUTH, json={"query": "{ viewer { login } }"})
+    alt = httpx.post(
+        gh.base_url + "/api/graphql", headers=AUTH, json={"query": "{ viewer { login } }"}
+    )
     assert alt.json() == {"data": {"viewer": {"login": "octocat"}}}
 
 
 def test_graphql_validation_errors(client: httpx.Client, graphql_schema_ready: None) -> None:
-    invalid = graphql(client, '{ repository(owner: "acme", name: "payments-api") { descriptionz } }')
+    invalid = graphql(
+        client, '{ repository(owner: "acme", name: "payments-api") { descriptionz } }'
+    )
     assert "data" not in invalid
     [error] = invalid["errors"]
     assert error["message"] == "Field 'descriptionz' doesn't exist on type 'Repository'"
-    assert error["extensions"] == {"code": "undefinedField", "typeName": "Repository", "fieldName": "descriptionz"}
+    assert error["extensions"] == {
+        "code": "undefinedField",
+        "typeName": "Repository",
+        "fieldName": "descriptionz",
+    }
     assert error["locations"] == [{"line": 1, "column": 53}]
     bad_arg = graphql(client, '{ repository(owner: "acme") { name } }')
     assert "name" in bad_arg["errors"][0]["message"]
@@ -550,17 +803,25 @@ def test_graphql_validation_errors(client: httpx.Client, graphql_schema_ready: N
     assert client.post("/graphql", content=b"{not json").status_code == 400
 
 
-def test_graphql_resolution_errors_and_pagination(client: httpx.Client, graphql_schema_ready: None) -> None:
+def test_graphql_resolution_errors_and_pagination(
+    client: httpx.Client, graphql_schema_ready: None
+) -> None:
     missing = graphql(client, '{ repository(owner: "acme", name: "nope") { name } }')
     assert missing["data"] == {"repository": None}
     assert missing["errors"][0]["type"] == "NOT_FOUND"
-    assert missing["errors"][0]["message"] == "Could not resolve to a Repository with the name 'acme/nope'."
+    assert (
+        missing["errors"][0]["message"]
+        == "Could not resolve to a Repository with the name 'acme/nope'."
+    )
     hidden = graphql(client, '{ repository(owner: "someone-else", name: "hidden") { name } }')
     assert hidden["errors"][0]["type"] == "NOT_FOUND"
-    unbounded = graphql(client, '{ repository(owner: "acme", name: "payments-api") { issues { nodes { title } } } }')
+    unbounded = graphql(
+        client, '{ repository(owner: "acme", name: "payments-api") { issues { nodes { title } } } }'
+    )
     assert unbounded["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
     excessive = graphql(
-        client, '{ repository(owner: "acme", name: "payments-api") { issues(first: 101) { totalCount } } }'
+        client,
+        '{ repository(owner: "acme", name: "payments-api") { issues(first: 101) { totalCount } } }',
     )
     assert excessive["errors"][0]["type"] == "EXCESSIVE_PAGINATION"
 
@@ -577,11 +838,15 @@ def test_graphql_resolution_errors_and_pagination(client: httpx.Client, graphql_
             break
         cursor = page["pageInfo"]["endCursor"]
     assert seen == [(3, "OPEN"), (4, "OPEN"), (5, "MERGED")]
-    not_implemented = graphql(client, 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }')
+    not_implemented = graphql(
+        client, 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }'
+    )
     assert not_implemented["errors"][0]["type"] == "NOT_IMPLEMENTED"
 
 
-def test_graphql_unknown_fields_get_typed_defaults(client: httpx.Client, graphql_schema_ready: None) -> None:
+def test_graphql_unknown_fields_get_typed_defaults(
+    client: httpx.Client, graphql_schema_ready: None
+) -> None:
     result = graphql(
         client,
         """{ repository(owner: "acme", name: "payments-api") {
@@ -613,7 +878,9 @@ def test_keep_alive_counts_one_connection(gh: GitHubDouble) -> None:
 
 def test_keep_alive_with_raw_socket_pipelined_requests(gh: GitHubDouble) -> None:
     gh.reset_counters()
-    request = f"GET /user HTTP/1.1\r\nHost: {gh.host}\r\nAuthorization: token {TOKEN}\r\n\r\n".encode()
+    request = (
+        f"GET /user HTTP/1.1\r\nHost: {gh.host}\r\nAuthorization: token {TOKEN}\r\n\r\n".encode()
+    )
     with socket.create_connection(("127.0.0.1", gh.port), timeout=5) as sock:
         sock.sendall(request * 3)
         data = b""
@@ -625,6 +892,7 @@ def test_keep_alive_with_raw_socket_pipelined_requests(gh: GitHubDouble) -> None
     assert gh.connections == 1 and len(gh.requests) == 3
 
 
+@pytest.mark.integration
 def test_tls_mode_serves_https_with_throwaway_ca() -> None:
     with GitHubDouble(token=TOKEN, tls=True) as double:
         assert double.base_url.startswith("https://127.0.0.1:")
@@ -640,7 +908,9 @@ def test_tls_mode_serves_https_with_throwaway_ca() -> None:
         _ = plain.ca_file
 
 
-def test_schema_helper_names_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_schema_helper_names_install_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv(SCHEMA_ENV_VAR, str(tmp_path / "missing" / "schema.graphql"))
     with pytest.raises(SchemaNotInstalledError) as info:
         schema_path()
@@ -658,7 +928,9 @@ def test_schema_helper_names_install_command(monkeypatch: pytest.MonkeyPatch, tm
 @pytest.fixture()
 def gh_cli(tmp_path: Path) -> Iterator[tuple[GitHubDouble, dict[str, str]]]:
     if shutil.which("gh") is None:
-        require_or_skip("the `gh` CLI is not on PATH (Debian: apt-get update && apt-get install -y gh)")
+        require_or_skip(
+            "the `gh` CLI is not on PATH (Debian: apt-get update && apt-get install -y gh)"
+        )
     ensure_schema()
     with GitHubDouble(token=TOKEN, tls=True) as double:
         seed(double)
@@ -669,11 +941,16 @@ def gh_cli(tmp_path: Path) -> Iterator[tuple[GitHubDouble, dict[str, str]]]:
 
 
 def run_gh(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(["gh", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 0, f"gh {' '.join(args)} failed ({result.returncode}): {result.stderr}"
+    result = subprocess.run(
+        ["gh", *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, (
+        f"gh {' '.join(args)} failed ({result.returncode}): {result.stderr}"
+    )
     return result
 
 
+@pytest.mark.integration
 def test_gh_pr_list_json(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     double, env = gh_cli
     result = run_gh(env, "pr", "list", "--repo", "acme/payments-api", "--json", "number,title")
@@ -686,6 +963,7 @@ def test_gh_pr_list_json(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     assert "PullRequestList" in double.graphql_queries[0]["query"]
 
 
+@pytest.mark.integration
 def test_gh_pr_view(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     _, env = gh_cli
     result = run_gh(env, "pr", "view", "3", "--repo", "acme/payments-api")
@@ -693,14 +971,28 @@ def test_gh_pr_view(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     assert "state:\tOPEN" in result.stdout
     assert "labels:\tfeature" in result.stdout
     assert "Retries with backoff" in result.stdout
-    as_json = run_gh(env, "pr", "view", "4", "--repo", "acme/payments-api", "--json", "number,isDraft,headRefName")
+    as_json = run_gh(
+        env,
+        "pr",
+        "view",
+        "4",
+        "--repo",
+        "acme/payments-api",
+        "--json",
+        "number,isDraft,headRefName",
+    )
     assert json.loads(as_json.stdout) == {"number": 4, "isDraft": True, "headRefName": "refactor"}
     missing = subprocess.run(
-        ["gh", "pr", "view", "99", "--repo", "acme/payments-api"], env=env, capture_output=True, text=True, timeout=60
+        ["gh", "pr", "view", "99", "--repo", "acme/payments-api"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert missing.returncode != 0 and "Could not resolve to a PullRequest" in missing.stderr
 
 
+@pytest.mark.integration
 def test_gh_run_list(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     double, env = gh_cli
     result = run_gh(env, "run", "list", "--repo", "acme/payments-api")
@@ -712,13 +1004,19 @@ def test_gh_run_list(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     assert "/api/v3/repos/acme/payments-api/actions/runs" in paths
 
 
+@pytest.mark.integration
 def test_gh_workflow_run(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     double, env = gh_cli
     run_gh(env, "workflow", "run", "ci.yml", "--repo", "acme/payments-api")
     repo = double.repo("acme", "payments-api")
     assert repo is not None
     assert repo.dispatches == [
-        {"workflow_id": repo.dispatches[0]["workflow_id"], "ref": "main", "inputs": {}, "actor": "octocat"}
+        {
+            "workflow_id": repo.dispatches[0]["workflow_id"],
+            "ref": "main",
+            "inputs": {},
+            "actor": "octocat",
+        }
     ]
     assert (
         "POST",
@@ -732,8 +1030,17 @@ def test_gh_workflow_run(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     assert by_name.returncode == 0 and len(repo.dispatches) == 2
 
 
+@pytest.mark.integration
 def test_gh_with_host_in_repo_argument(gh_cli: tuple[GitHubDouble, dict[str, str]]) -> None:
     double, env = gh_cli
     env = {k: v for k, v in env.items() if k != "GH_HOST"}
-    result = run_gh(env, "pr", "list", "--repo", f"localhost:{double.port}/acme/payments-api", "--json", "number")
+    result = run_gh(
+        env,
+        "pr",
+        "list",
+        "--repo",
+        f"localhost:{double.port}/acme/payments-api",
+        "--json",
+        "number",
+    )
     assert json.loads(result.stdout) == [{"number": 4}, {"number": 3}]

@@ -69,8 +69,13 @@ def make_policy(read: list[Path], write: list[Path] | None = None) -> Policy:
     return policy
 
 
-def make_env(root: Path, *, cwd: Path | None = None, write: list[Path] | None = None,
-             read: list[Path] | None = None) -> StepEnvironment:
+def make_env(
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    write: list[Path] | None = None,
+    read: list[Path] | None = None,
+) -> StepEnvironment:
     return StepEnvironment(
         cwd=cwd or root,
         environ={},
@@ -83,8 +88,12 @@ def make_env(root: Path, *, cwd: Path | None = None, write: list[Path] | None = 
 
 def bound(word: str, *args: str) -> BoundCall:
     names = [p.name for p in OPS[word].positionals]
-    return BoundCall(positionals=dict(zip(names, args, strict=False)), options=[],
-                     passthrough=[], args=list(args))
+    return BoundCall(
+        positionals=dict(zip(names, args, strict=False)),
+        options=[],
+        passthrough=[],
+        args=list(args),
+    )
 
 
 def run(env: StepEnvironment, word: str, *args: str) -> StepOutcome:
@@ -103,8 +112,9 @@ def failed(env: StepEnvironment, word: str, *args: str) -> StepError:
     return info.value
 
 
-def inspect(root: Path, word: str, *args: str, cwd: Path | None = None,
-            write: list[Path] | None = None) -> Any:
+def inspect(
+    root: Path, word: str, *args: str, cwd: Path | None = None, write: list[Path] | None = None
+) -> Any:
     ws = SimpleNamespace(policy=make_policy([root], write), cwd=cwd or root)
     return files_ops.inspect(OPS[word], bound(word, *args), ws, None)  # type: ignore[arg-type]
 
@@ -121,8 +131,11 @@ def test_read_returns_text(root: Path) -> None:
     out = run(make_env(root), "read", "notes.txt")
     assert out.ok
     assert out.output == "héllo\nworld"
-    assert out.data == {"path": "notes.txt", "content": "héllo\nworld",
-                        "bytes": len("héllo\nworld".encode())}
+    assert out.data == {
+        "path": "notes.txt",
+        "content": "héllo\nworld",
+        "bytes": len("héllo\nworld".encode()),
+    }
 
 
 def test_read_empty_file(root: Path) -> None:
@@ -290,8 +303,9 @@ def test_append_replaces_the_file_atomically(root: Path) -> None:
     assert target.read_text(encoding="utf-8") == "a\nb\n"
 
 
-def test_failed_write_leaves_old_content_and_no_temp(root: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_old_content_and_no_temp(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = root / "log.txt"
     target.write_text("old\n", encoding="utf-8")
 
@@ -479,8 +493,12 @@ def test_read_and_write_roots_are_separate(root: Path) -> None:
 def test_symlink_file_to_outside_is_refused(root: Path, outside: Path) -> None:
     (root / "link.txt").symlink_to(outside / "secret.txt")
     env = make_env(root)
-    for word, args in [("read", ["link.txt"]), ("write", ["link.txt", "x"]),
-                       ("append", ["link.txt", "x"]), ("delete", ["link.txt"])]:
+    for word, args in [
+        ("read", ["link.txt"]),
+        ("write", ["link.txt", "x"]),
+        ("append", ["link.txt", "x"]),
+        ("delete", ["link.txt"]),
+    ]:
         refusal = refused(env, word, *args)
         assert f"resolves to {outside / 'secret.txt'}" in refusal.message
         assert str(root) in refusal.message
@@ -524,8 +542,12 @@ def test_symlink_loop_is_refused_cleanly(root: Path) -> None:
     (root / "loop2").symlink_to("loop1")
     (root / "self").symlink_to("self")
     env = make_env(root)
-    for word, args in [("read", ["loop1"]), ("write", ["self", "x"]),
-                       ("list", ["loop2/deeper"]), ("mkdir", ["self"])]:
+    for word, args in [
+        ("read", ["loop1"]),
+        ("write", ["self", "x"]),
+        ("list", ["loop2/deeper"]),
+        ("mkdir", ["self"]),
+    ]:
         refusal = refused(env, word, *args)
         assert "symbolic link loop" in refusal.message
         assert str(root) in refusal.message
@@ -575,8 +597,9 @@ def test_component_swapped_for_symlink_after_check(root: Path, outside: Path) ->
     assert str(root) in info.value.message
 
 
-def test_swap_between_inspect_and_execute(root: Path, outside: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_swap_between_inspect_and_execute(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (root / "dir").mkdir()
     checked = confine("dir/f.txt", [root], root, "write")
     (root / "dir").rename(root / "dir-moved")
@@ -588,16 +611,21 @@ def test_swap_between_inspect_and_execute(root: Path, outside: Path,
     assert not (outside / "f.txt").exists()
 
 
-def test_final_name_swapped_for_symlink_after_check(root: Path, outside: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_final_name_swapped_for_symlink_after_check(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (root / "f.txt").write_text("mine", encoding="utf-8")
     checked = confine("f.txt", [root], root, "read")
     (root / "f.txt").unlink()
     (root / "f.txt").symlink_to(outside / "secret.txt")
     monkeypatch.setattr(files_ops, "confine", lambda *a: checked)
     env = make_env(root)
-    for word, args in [("read", ["f.txt"]), ("append", ["f.txt", "x"]),
-                       ("write", ["f.txt", "x"]), ("delete", ["f.txt"])]:
+    for word, args in [
+        ("read", ["f.txt"]),
+        ("append", ["f.txt", "x"]),
+        ("write", ["f.txt", "x"]),
+        ("delete", ["f.txt"]),
+    ]:
         refusal = refused(env, word, *args)
         assert "became a symbolic link" in refusal.message
         assert str(root) in refusal.message

@@ -17,6 +17,7 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,17 +35,17 @@ ENV = {"PATH": os.defpath, "LC_ALL": "C.UTF-8"}
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX process groups")
 
 
-def run(argv: list[str], *, timeout: float = 10.0, cwd: Path | None = None,
-        **kwargs: object) -> ProcessResult:
-    return run_process(argv, env=ENV, cwd=cwd or Path.cwd(), timeout=timeout,
-                       **kwargs)  # type: ignore[arg-type]
+def run(
+    argv: list[str], *, timeout: float = 10.0, cwd: Path | None = None, **kwargs: Any
+) -> ProcessResult:
+    return run_process(argv, env=ENV, cwd=cwd or Path.cwd(), timeout=timeout, **kwargs)
 
 
-def sh(script: str, **kwargs: object) -> ProcessResult:
+def sh(script: str, **kwargs: Any) -> ProcessResult:
     return run([SH, "-c", script], **kwargs)
 
 
-def py(code: str, **kwargs: object) -> ProcessResult:
+def py(code: str, **kwargs: Any) -> ProcessResult:
     return run([PY, "-c", code], **kwargs)
 
 
@@ -204,8 +205,10 @@ def test_streaming_chunks_arrive_in_order() -> None:
 def test_streaming_happens_while_the_program_runs() -> None:
     seen: list[float] = []
     start = time.monotonic()
-    py("import time; print('first', flush=True); time.sleep(1)",
-       on_output=lambda stream, text: seen.append(time.monotonic() - start))
+    py(
+        "import time; print('first', flush=True); time.sleep(1)",
+        on_output=lambda stream, text: seen.append(time.monotonic() - start),
+    )
     assert seen and seen[0] < 0.9
 
 
@@ -234,19 +237,24 @@ def test_partial_last_line_is_streamed_at_the_end() -> None:
 def test_long_line_without_newline_is_streamed_before_the_end() -> None:
     chunks: list[str] = []
     size = process_module.MAX_PENDING_CHARS * 3
-    result = py(f"import sys; sys.stdout.write('x' * {size})",
-                on_output=lambda stream, text: chunks.append(text))
+    result = py(
+        f"import sys; sys.stdout.write('x' * {size})",
+        on_output=lambda stream, text: chunks.append(text),
+    )
     assert "".join(chunks) == "x" * size
     assert result.stdout_bytes == size
     assert len(chunks) > 1
-    assert all(len(c) <= process_module.MAX_PENDING_CHARS + process_module.CHUNK_SIZE
-               for c in chunks)
+    assert all(
+        len(c) <= process_module.MAX_PENDING_CHARS + process_module.CHUNK_SIZE for c in chunks
+    )
 
 
 def test_invalid_utf8_is_replaced() -> None:
     chunks: list[str] = []
-    result = py("import sys; sys.stdout.buffer.write(b'a\\xffb\\n')",
-                on_output=lambda stream, text: chunks.append(text))
+    result = py(
+        "import sys; sys.stdout.buffer.write(b'a\\xffb\\n')",
+        on_output=lambda stream, text: chunks.append(text),
+    )
     assert result.stdout == "a\ufffdb\n"
     assert "".join(chunks) == "a\ufffdb\n"
 
@@ -278,8 +286,7 @@ def test_redact_applies_to_streamed_and_kept_text() -> None:
 
 def test_redact_applies_to_head_and_tail_of_truncated_output() -> None:
     code = (
-        "import sys\n"
-        "sys.stdout.write('hunter2 head\\n' + 'x' * 1_000_000 + '\\ntail hunter2\\n')\n"
+        "import sys\nsys.stdout.write('hunter2 head\\n' + 'x' * 1_000_000 + '\\ntail hunter2\\n')\n"
     )
     result = py(code, redact=_redact, head_bytes=100, tail_bytes=100)
     assert result.truncated
@@ -460,8 +467,11 @@ def test_keyboard_interrupt_kills_the_group_and_is_reraised() -> None:
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            sh("echo $$; sleep 30 & sleep 30", timeout=30,
-               on_output=lambda stream, text: seen.append(text))
+            sh(
+                "echo $$; sleep 30 & sleep 30",
+                timeout=30,
+                on_output=lambda stream, text: seen.append(text),
+            )
     finally:
         timer.cancel()
     assert time.monotonic() - start < 5
@@ -477,8 +487,11 @@ def test_keyboard_interrupt_with_sigterm_ignored_still_ends_the_group() -> None:
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            sh("trap '' TERM; echo $$; sleep 30 & wait", timeout=30,
-               on_output=lambda stream, text: seen.append(text))
+            sh(
+                "trap '' TERM; echo $$; sleep 30 & wait",
+                timeout=30,
+                on_output=lambda stream, text: seen.append(text),
+            )
     finally:
         timer.cancel()
     assert time.monotonic() - start < 0.5 + process_module.TERM_GRACE + 2
@@ -545,3 +558,27 @@ def test_relative_or_empty_argv_is_refused(tmp_path: Path) -> None:
         run_process(["sh", "-c", "true"], env=ENV, cwd=tmp_path, timeout=5)
     with pytest.raises(ValueError):
         run_process([], env=ENV, cwd=tmp_path, timeout=5)
+
+
+def test_timeout_fires_while_output_keeps_flowing() -> None:
+    start = time.monotonic()
+    result = py("import sys\nwhile True: sys.stdout.write('z' * 4096)", timeout=0.5)
+    assert time.monotonic() - start < 5
+    assert result.timed_out
+    assert result.exit_code is None
+    assert result.truncated
+    assert result.stdout_bytes > 0
+
+
+def test_without_pidfd_exit_is_noticed_by_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    result = sh("echo $$; exit 4", timeout=10)
+    assert result.exit_code == 4
+    start = time.monotonic()
+    result = sh("echo $$; sleep 30 & echo done", timeout=30)
+    assert time.monotonic() - start < 5
+    assert result.exit_code == 0
+    assert_group_gone(int(result.stdout.split()[0]))
+    result = sh("echo $$; sleep 30 & sleep 30", timeout=0.5)
+    assert result.timed_out
+    assert_group_gone(int(result.stdout.split()[0]))

@@ -1,0 +1,553 @@
+"""`runtime capability execute / plan`, direct provider calls and `command run`, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, RUNTIME_BIN, capability, check_schema, write
+
+
+def audit(home: Path) -> list[dict]:
+    path = home / "audit" / "audit.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def user_policy(tmp_path: Path, text: str) -> dict[str, str]:
+    path = write(tmp_path / "policy.yaml", text)
+    return {"RUNTIME_POLICY_FILE": str(path)}
+
+
+def test_notes_roundtrip_example(cli, work: Path, home: Path) -> None:
+    result = cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "notes-roundtrip.md"),
+        "--input",
+        "folder=notes",
+        "--input",
+        "note=Hello = world",
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("[1/4] files mkdir notes ... ok ")
+    assert "    Hello = world" in lines
+    assert lines[-1].startswith("ok: 4/4 steps succeeded (run ")
+    assert (work / "notes" / "note.txt").read_bytes() == b"Hello = world"
+    # rerun: same inputs, same outcome
+    assert (
+        cli(
+            "capability",
+            "execute",
+            str(EXAMPLES / "notes-roundtrip.md"),
+            "--input",
+            "folder=notes",
+            "--input",
+            "note=Hello = world",
+        ).code
+        == 0
+    )
+
+
+def test_log_append_and_git_examples(cli, work: Path) -> None:
+    for _ in range(2):
+        assert (
+            cli(
+                "capability",
+                "execute",
+                str(EXAMPLES / "log-append.md"),
+                "--input",
+                "log=app.log",
+                "--input",
+                "message=deployed",
+            ).code
+            == 0
+        )
+    assert (work / "app.log").read_text() == "deployed\ndeployed\n"
+    subprocess.run(["git", "init", "-q", str(work / "repo")], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(work / "repo"),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
+        check=True,
+    )
+    result = cli(
+        "--output",
+        "json",
+        "capability",
+        "execute",
+        str(EXAMPLES / "git-readiness.md"),
+        "--input",
+        "repository=repo",
+    )
+    assert result.code == 0, result.stdout
+    doc = result.json()
+    check_schema(doc, "execute")
+    assert doc["steps"][2]["data"]["stdout"].strip().endswith("first")
+    assert doc["steps"][0]["binary_path"].endswith("/git")
+
+
+def test_json_document_and_audit_records(cli, work: Path, home: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  api_token:\n    description: a secret\n    required: true\n"
+            'workflow:\n  - provider: files\n    args: [write, out.txt, "${api_token}"]\n'
+            "  - provider: files\n    args: [read, out.txt]\n"
+        ),
+    )
+    result = cli(
+        "--output", "json", "capability", "execute", "cap.md", "--input", "api_token=s3cr3t-value"
+    )
+    assert result.code == 0
+    doc = result.json()
+    check_schema(doc, "execute")
+    assert doc["inputs"] == {"api_token": "[REDACTED]"}
+    assert doc["steps"][0]["args"] == ["write", "out.txt", "[REDACTED]"]
+    assert doc["steps"][1]["output"] == "[REDACTED]"
+    assert "s3cr3t-value" not in result.stdout + result.stderr
+    records = audit(home)
+    assert "s3cr3t-value" not in (home / "audit" / "audit.jsonl").read_text()
+    run = [r for r in records if r.get("run_id") == doc["run_id"]]
+    assert [r["event"] for r in run] == [
+        "run.start",
+        "step.start",
+        "step",
+        "step.start",
+        "step",
+        "run.end",
+    ]
+    step = run[2]
+    for key in (
+        "time",
+        "capability",
+        "sha256",
+        "step",
+        "provider",
+        "operation",
+        "args",
+        "transport",
+        "decision",
+        "status",
+        "exit_code",
+        "duration_ms",
+    ):
+        assert key in step, key
+    assert step["sha256"] == doc["capability"]["sha256"]
+    shown = cli("--output", "json", "audit", "show", doc["run_id"]).json()
+    assert len(shown["records"]) == 6
+    assert "step 2" in cli("audit", "tail", "-n", "3").stdout
+
+
+def test_stop_at_first_failure_reports_not_run_and_applied_steps(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n"
+            "  - provider: files\n    args: [write, a.txt, one]\n"
+            "  - provider: files\n    args: [write, missing/b.txt, two]\n"
+            "  - provider: files\n    args: [write, c.txt, three]\n"
+        ),
+    )
+    result = cli("capability", "execute", "cap.md")
+    assert result.code == 1
+    assert "parent folder" in result.stdout
+    assert (
+        "failed: step 2 (files write) failed; steps 3 not run" in result.stdout
+        or "failed: step 2 (files write) failed; step 3 not run" in result.stdout
+    )
+    assert "note: steps 1 stay applied: capabilities are not transactional" in result.stdout
+    assert (work / "a.txt").exists() and not (work / "c.txt").exists()
+    doc = cli("--output", "json", "capability", "execute", "cap.md").json()
+    check_schema(doc, "execute")
+    assert [s["status"] for s in doc["steps"]] == ["ok", "failed", "not-run"]
+    assert doc["summary"] == {"total": 3, "ok": 1, "not_run": 1, "failed_step": 2}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "two words",
+        "quotes ' and \"",
+        "$HOME and $(id)",
+        "${other}",
+        "`id`",
+        "a; rm -rf /",
+        "a | b",
+        "line1\nline2",
+        "-n",
+        "--",
+        "--force",
+        "${{ github.ref }}",
+        "key=value=more",
+        "ünïcødé ✓",
+    ],
+)
+def test_substitution_is_literal(cli, work: Path, value: str) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  v:\n    required: true\n  other:\n    required: false\n"
+            'workflow:\n  - provider: files\n    args: [write, out.txt, "[${v}]"]\n'
+        ),
+    )
+    result = cli("capability", "execute", "cap.md", "--input", f"v={value}")
+    assert result.code == 0, result.stdout + result.stderr
+    assert (work / "out.txt").read_text(encoding="utf-8") == f"[{value}]"
+
+
+def test_unsupplied_optional_and_actions_expressions_stay_literal(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  opt:\n    required: false\n"
+            'workflow:\n  - provider: files\n    args: [write, out.txt, "${opt} ${{ github.ref }} $${opt}"]\n'
+        ),
+    )
+    assert cli("capability", "execute", "cap.md").code == 0
+    assert (work / "out.txt").read_text() == "${opt} ${{ github.ref }} $${opt}"
+
+
+def test_binary_gets_one_argument_per_arg_without_a_shell(cli, work: Path, tmp_path: Path) -> None:
+    extra = user_policy(tmp_path, "allowed_binaries: [printf]\n")
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  v:\n    required: true\n"
+            'workflow:\n  - binary: printf\n    args: ["<%s>\\n", "${v}", "*"]\n'
+        ),
+    )
+    result = cli(
+        "--output",
+        "json",
+        "capability",
+        "execute",
+        "cap.md",
+        "--input",
+        "v=a b; echo pwned $(id)",
+        extra_env=extra,
+    )
+    assert result.code == 0, result.stdout
+    assert result.json()["steps"][0]["data"]["stdout"] == "<a b; echo pwned $(id)>\n<*>\n"
+
+
+def test_input_errors(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  a:\n    required: true\n  b:\n    required: true\n  c:\n    required: false\n"
+            'workflow:\n  - provider: files\n    args: [write, out.txt, "${a}${b}"]\n'
+        ),
+    )
+    missing = cli("capability", "execute", "cap.md")
+    assert missing.code == 2 and "missing required inputs: a, b" in missing.stderr
+    typo = cli(
+        "capability", "execute", "cap.md", "--input", "a=1", "--input", "b=2", "--input", "cc=3"
+    )
+    assert (
+        typo.code == 2 and "unknown input: cc" in typo.stderr and "declares: a, b, c" in typo.stderr
+    )
+    nul = cli("capability", "execute", "cap.md", "--input", "a=x\x00y", "--input", "b=2")
+    assert nul.code == 2 and "NUL" in nul.stderr
+    write(work / "value.txt", "from a file\n")
+    ok = cli("capability", "execute", "cap.md", "--input", "a=@value.txt", "--input", "b=@@at")
+    assert ok.code == 0
+    assert (work / "out.txt").read_text() == "from a file\n@at"
+    nofile = cli("capability", "execute", "cap.md", "--input", "a=@nope.txt", "--input", "b=1")
+    assert nofile.code == 2 and "cannot read the file" in nofile.stderr
+    assert not (work / "nope.txt").exists()
+
+
+def test_invalid_capability_refuses_to_start(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, x.txt, y]\n  - provider: files\n    args: [bogus]\n"
+        ),
+    )
+    result = cli("capability", "execute", "cap.md")
+    assert result.code == 2
+    assert "cap.md:11:12: error" in result.stderr
+    assert not (work / "x.txt").exists()
+
+
+# -- policy -------------------------------------------------------------------------------
+
+
+def test_denied_operation_is_refused_with_its_rule(cli, work: Path, home: Path) -> None:
+    write(work / "victim.txt", "keep me")
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, a.txt, x]\n"
+            "  - provider: files\n    args: [delete, victim.txt]\n"
+        ),
+    )
+    result = cli("capability", "execute", "cap.md")
+    assert result.code == 3
+    assert (
+        "step 2 (files delete victim.txt) refused by denied_operations: files delete (default)"
+        in result.stderr
+    )
+    assert (work / "victim.txt").exists() and not (work / "a.txt").exists()
+    assert audit(home)[-1]["event"] == "run.refused"
+
+
+def test_paths_outside_the_roots_are_refused(cli, work: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, work / "link")
+    for path in ("../outside/x.txt", str(outside / "x.txt"), "link/x.txt", "a/../../outside/x.txt"):
+        result = cli("files", "write", path, "data")
+        assert result.code == 3, path
+        assert f"outside the write root {work}" in result.stderr
+    assert list(outside.iterdir()) == []
+    read = cli("files", "read", "/etc/hostname")
+    assert read.code == 3 and f"read root {work}" in read.stderr
+
+
+def test_denied_argument_runs_apply_after_substitution(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  flag:\n    required: true\n"
+            'workflow:\n  - binary: git\n    args: [push, origin, "${flag}"]\n'
+        ),
+    )
+    for flag in ("--force", "-f", "-fu", "--force=yes"):
+        result = cli("capability", "execute", "cap.md", "--input", f"flag={flag}")
+        assert result.code == 3, flag
+        assert "denied_arguments: git push" in result.stderr
+    clean = cli("command", "run", "git", "clean", "-d", "-x", "-f")
+    assert clean.code == 3
+
+
+def test_user_policy_can_deny_more_but_never_lift_a_default_denial(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    extra = user_policy(tmp_path, "allowed_binaries: [rm]\ndenied_binaries: [ls]\n")
+    write(work / "cap.md", capability("version: v1\nworkflow:\n  - binary: ls\n    args: [.]\n"))
+    denied = cli("capability", "execute", "cap.md", extra_env=extra)
+    assert denied.code == 3 and f"denied_binaries: ls ({tmp_path / 'policy.yaml'})" in denied.stderr
+    rm = cli("command", "run", "rm", "-rf", "x", extra_env=extra)
+    assert rm.code == 3 and "denied_binaries: rm (default)" in rm.stderr
+    shown = cli("policy", "show", extra_env=extra).stdout
+    assert "also denied, so never run: ls, rm" in shown
+
+
+def test_policy_typo_is_a_positioned_error(cli, work: Path, tmp_path: Path) -> None:
+    extra = user_policy(tmp_path, "version: v1\nallowed_binary: [x]\n")
+    result = cli("policy", "show", extra_env=extra)
+    assert result.code == 2
+    assert (
+        f"{tmp_path / 'policy.yaml'}:2:1: error: unknown policy key 'allowed_binary'"
+        in result.stderr
+    )
+
+
+def test_policy_check_and_show(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [read, a.txt]\n"
+            "  - provider: files\n    args: [delete, a.txt]\n"
+        ),
+    )
+    check = cli("--output", "json", "policy", "check", "cap.md")
+    assert check.code == 3
+    decisions = check.json()["decisions"]
+    assert [d["allowed"] for d in decisions] == [True, False]
+    assert decisions[1]["rule"] == "denied_operations: files delete (default)"
+    shown = cli("--output", "json", "policy", "show").json()["policy"]
+    assert {"name": "git", "source": "default"} in shown["allowed_binaries"]
+
+
+def test_binary_missing_on_path_is_exit_5(cli, work: Path, tmp_path: Path) -> None:
+    write(work / "cap.md", capability("version: v1\nworkflow:\n  - binary: jq\n    args: [.]\n"))
+    result = cli("capability", "execute", "cap.md", extra_env={"PATH": str(tmp_path)})
+    assert result.code == 5
+    assert "binary jq not found on PATH" in result.stderr
+
+
+# -- plan / dry run cause nothing ----------------------------------------------------------
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, float]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*")}
+
+
+def test_plan_and_dry_run_cause_no_side_effect(
+    cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  dir:\n    required: true\n"
+            'workflow:\n  - provider: files\n    args: [mkdir, "${dir}"]\n'
+            '  - provider: files\n    args: [write, "${dir}/a.txt", x]\n'
+            "  - binary: git\n    args: [status]\n"
+            "  - provider: github\n    args: [repo, view, cli/cli]\n"
+        ),
+    )
+    cli("bootstrap")
+    before_work, before_home = _snapshot(work), _snapshot(home)
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a subprocess or connection was started during plan")
+
+    import socket
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", forbidden)
+    monkeypatch.setattr(os, "posix_spawn", forbidden)
+    monkeypatch.setattr(os, "fork", forbidden)
+    monkeypatch.setattr(socket.socket, "connect", forbidden)
+    plan = cli("--output", "json", "capability", "plan", "cap.md", "--input", "dir=new")
+    assert plan.code == 0, plan.stdout + plan.stderr
+    doc = plan.json()
+    check_schema(doc, "plan")
+    assert [s["args"] for s in doc["steps"]][:2] == [["mkdir", "new"], ["write", "new/a.txt", "x"]]
+    assert doc["steps"][1]["transport"] == "local" and doc["steps"][1]["effect"] == "write"
+    assert doc["steps"][2]["binary_path"].endswith("/git")
+    assert doc["steps"][3]["transport"] == "rest"
+    assert all(s["decision"]["allowed"] for s in doc["steps"])
+    dry = cli("capability", "execute", "--dry-run", "cap.md", "--input", "dir=new")
+    assert dry.code == 0
+    assert "[2/4] files write new/a.txt x" in dry.stdout and "policy: allowed" in dry.stdout
+    assert _snapshot(work) == before_work
+    assert _snapshot(home) == before_home
+
+
+def test_dry_run_shows_refusals_with_exit_3(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [write, ../x, y]\n"),
+    )
+    result = cli("capability", "execute", "--dry-run", "cap.md")
+    assert result.code == 3
+    assert "policy: REFUSED by write_roots (default)" in result.stdout
+
+
+# -- direct calls --------------------------------------------------------------------------
+
+
+def test_files_operations_from_the_command_line(cli, work: Path) -> None:
+    assert cli("files", "mkdir", "d").code == 0
+    assert cli("files", "write", "d/a.txt", "alpha").code == 0
+    assert (work / "d" / "a.txt").read_bytes() == b"alpha"
+    assert cli("files", "append", "d/a.txt", "beta").code == 0
+    assert (work / "d" / "a.txt").read_bytes() == b"alphabeta\n"
+    read = cli("--output", "json", "files", "read", "d/a.txt").json()
+    assert read["steps"][0]["data"]["content"] == "alphabeta\n"
+    listing = cli("--output", "json", "files", "list", "d").json()["steps"][0]["data"]["entries"]
+    assert listing == [{"name": "a.txt", "type": "file", "size": 10}]
+    assert cli("files", "delete", "d/a.txt").code == 3
+    usage = cli("files", "write", "only-path")
+    assert usage.code == 2 and "CONTENT" in usage.stderr
+    unknown = cli("files", "copy", "a", "b")
+    assert unknown.code == 2 and "not an operation of 'files'" in unknown.stderr
+    binary = cli("files", "write", "bin.dat", "x")
+    assert binary.code == 0
+    (work / "bin.dat").write_bytes(b"\xff\xfe\x00\x01")
+    refused = cli("files", "read", "bin.dat")
+    assert refused.code == 1 and "not UTF-8 text" in refused.stdout
+
+
+def test_command_run_and_bounded_environment(cli, work: Path, tmp_path: Path) -> None:
+    extra = user_policy(tmp_path, "allowed_binaries: [printenv]\n")
+    env = {
+        **extra,
+        "RUNTIME_GITHUB_TOKEN": "ghp_" + "x" * 36,
+        "AWS_SECRET_ACCESS_KEY": "nope",
+        "LANG": "C.UTF-8",
+    }
+    result = cli("--output", "json", "command", "run", "printenv", extra_env=env)
+    assert result.code == 0
+    printed = result.json()["steps"][0]["data"]["stdout"]
+    names = sorted(line.split("=", 1)[0] for line in printed.splitlines())
+    assert names == ["HOME", "LANG", "PATH"]
+    not_allowed = cli("command", "run", "curl", "http://example.com")
+    assert not_allowed.code == 3
+
+
+# -- time limits and signals (real processes) -------------------------------------------------
+
+
+def test_binary_timeout_kills_the_process_group(cli, work: Path, tmp_path: Path) -> None:
+    extra = user_policy(tmp_path, "allowed_binaries: [sleep]\n")
+    write(
+        work / "cap.md",
+        capability(
+            'version: v1\nworkflow:\n  - binary: sleep\n    args: ["30"]\n  - provider: files\n    args: [write, after.txt, x]\n'
+        ),
+    )
+    started = time.monotonic()
+    result = cli("capability", "execute", "--timeout", "1", "cap.md", extra_env=extra)
+    assert time.monotonic() - started < 10
+    assert result.code == 1
+    assert "timed out after 1 s" in result.stdout
+    assert not (work / "after.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "status"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_signal_stops_the_step_and_records_it(
+    work: Path, home: Path, env: dict[str, str], tmp_path: Path, sig: int, code: int, status: str
+) -> None:
+    policy = write(tmp_path / "policy.yaml", "allowed_binaries: [sleep]\n")
+    write(
+        work / "cap.md", capability('version: v1\nworkflow:\n  - binary: sleep\n    args: ["60"]\n')
+    )
+    proc = subprocess.Popen(
+        [str(RUNTIME_BIN), "capability", "execute", "cap.md"],
+        cwd=work,
+        env={**env, "RUNTIME_POLICY_FILE": str(policy)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    child = None
+    while time.monotonic() < deadline and child is None:
+        out = subprocess.run(
+            ["pgrep", "-f", "sleep 60"], capture_output=True, text=True
+        ).stdout.split()
+        child = int(out[0]) if out else None
+        time.sleep(0.05)
+    assert child is not None, "the sleep step never started"
+    proc.send_signal(sig)
+    stdout, _ = proc.communicate(timeout=20)
+    assert proc.returncode == code, stdout
+    time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True).returncode == 1
+    records = audit(home)
+    assert records[-2]["event"] == "step" and records[-2]["status"] == status
+    assert records[-1]["event"] == "run.end" and records[-1]["status"] == status
+
+
+def test_no_traceback_on_internal_error(cli_proc, work: Path) -> None:
+    result = cli_proc("capability", "validate", "/dev/null/x.md")
+    assert result.code == 2
+    assert "Traceback" not in result.stderr
+    assert sys.executable  # the CLI ran in its own process
