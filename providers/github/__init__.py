@@ -14,6 +14,8 @@ from runtime.provider import BoundCall, EffectRule, Operation, Option, Positiona
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
+    from runtime.plan import Inspection
+    from runtime.workspace import Workspace
 
 _PAGING = (
     Option("per_page", "items per page (default 100; pagination is followed to the end)"),
@@ -211,6 +213,21 @@ class GitHubProvider:
         from providers.github.ops import execute
 
         return execute(operation, call, env)
+
+    def inspect(
+        self, operation: Operation, call: BoundCall, ws: Workspace, services: object
+    ) -> Inspection:
+        from providers.github.ops import inspect
+
+        return inspect(operation, call, ws, services)
+
+    def check_token(
+        self, environ: object, services: object, host: str, token: str
+    ) -> dict[str, object]:
+        """Read-only: GET /user with the token; its login and scopes."""
+        from providers.github.ops import check_token
+
+        return check_token(environ, services, host, token)
 
 
 PROVIDER = GitHubProvider()

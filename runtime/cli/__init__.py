@@ -90,6 +90,7 @@ def ensure_home(ws: Any) -> None:
 
 
 from runtime.cli import admin_cmds as _admin_cmds  # noqa: E402,F401
+from runtime.cli import auth_cmds as _auth_cmds  # noqa: E402,F401
 from runtime.cli import commands as _commands  # noqa: E402,F401  (registers the commands)
 from runtime.cli import run_cmds as _run_cmds  # noqa: E402,F401
 from runtime.cli.provider_cmd import register_provider_commands  # noqa: E402

@@ -61,6 +61,11 @@ def require_or_skip(message: str) -> None:
     pytest.skip(message)
 
 
+def require_openssl() -> None:
+    if shutil.which("openssl") is None:
+        require_or_skip("the `openssl` command is not on PATH (needed for GitHubDouble(tls=True))")
+
+
 def ensure_schema() -> None:
     try:
         load_schema()  # cached per process after the first (~2 s) build
@@ -894,6 +899,7 @@ def test_keep_alive_with_raw_socket_pipelined_requests(gh: GitHubDouble) -> None
 
 @pytest.mark.integration
 def test_tls_mode_serves_https_with_throwaway_ca() -> None:
+    require_openssl()
     with GitHubDouble(token=TOKEN, tls=True) as double:
         assert double.base_url.startswith("https://127.0.0.1:")
         assert Path(double.ca_file).read_text().startswith("-----BEGIN CERTIFICATE-----")
@@ -931,6 +937,7 @@ def gh_cli(tmp_path: Path) -> Iterator[tuple[GitHubDouble, dict[str, str]]]:
         require_or_skip(
             "the `gh` CLI is not on PATH (Debian: apt-get update && apt-get install -y gh)"
         )
+    require_openssl()
     ensure_schema()
     with GitHubDouble(token=TOKEN, tls=True) as double:
         seed(double)

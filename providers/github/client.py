@@ -1,0 +1,370 @@
+"""The REST and GraphQL transport: one httpx client per host per run, keep-alive.
+
+What it guarantees:
+
+- Non-2xx responses fail the step with the status, GitHub's message and
+  documentation URL, never the token.
+- Rate limits (403/429 with ``Retry-After`` or ``X-RateLimit-Remaining: 0``):
+  an idempotent request (GET, HEAD) waits as told, up to a bounded total,
+  and retries; a non-idempotent one is never retried and fails with the
+  reset time. 502/503/504 on an idempotent request are retried twice.
+- Redirects are followed by hand (at most 5): the token goes only to the
+  origin it belongs to; a write is never redirected to another host.
+- Network errors, timeouts, truncated and malformed bodies are clear step
+  failures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from providers.github.endpoints import Endpoints
+from runtime import __version__
+from runtime.execution import StepError
+
+IDEMPOTENT = frozenset({"GET", "HEAD"})
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+DEFAULT_MAX_WAIT = 60.0
+LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+
+
+@dataclass
+class Response:
+    status: int
+    headers: httpx.Headers
+    data: Any
+    url: str
+
+
+def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
+    """The system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (a private CA)."""
+    cafile = environ.get("SSL_CERT_FILE") or None
+    capath = environ.get("SSL_CERT_DIR") or None
+    if cafile or capath:
+        try:
+            return ssl.create_default_context(cafile=cafile, capath=capath)
+        except (OSError, ssl.SSLError) as exc:
+            raise StepError(
+                f"cannot load the certificates from SSL_CERT_FILE/SSL_CERT_DIR: {exc}",
+                hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates",
+            ) from None
+    return ssl.create_default_context()
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+class GitHubHTTP:
+    def __init__(
+        self,
+        endpoints: Endpoints,
+        token: str,
+        environ: Mapping[str, str],
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.endpoints = endpoints
+        self._token = token
+        self.sleep = sleep
+        self.clock = clock
+        self.max_wait = float(environ.get("RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT))
+        timeout = float(environ.get("RUNTIME_GITHUB_TIMEOUT", "30"))
+        self.requests = 0
+        self.client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            verify=ssl_context(environ),
+            follow_redirects=False,
+            trust_env=False,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": f"runtime/{__version__}",
+            },
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- one request, with redirects and bounded retries -----------------------------
+    def url_for(self, path: str) -> str:
+        if path.startswith(("https://", "http://")):
+            return path
+        return self.endpoints.api + "/" + path.lstrip("/")
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | list[tuple[str, str]] | None = None,
+        body: Any = None,
+        ok_statuses: tuple[int, ...] = (),
+    ) -> Response:
+        method = method.upper()
+        url = self.url_for(path)
+        shown = f"{method} {urlsplit(url).path}"
+        waited = 0.0
+        server_retries = 0
+        while True:
+            response = self._send_following(method, url, params, body, shown)
+            status = response.status_code
+            if 200 <= status < 300 or status in ok_statuses:
+                return Response(
+                    status, response.headers, self._decode(response, shown), str(response.url)
+                )
+            wait = self._rate_limit_wait(response)
+            if wait is not None:
+                if method in IDEMPOTENT and waited + wait <= self.max_wait:
+                    self.sleep(wait)
+                    waited += wait
+                    continue
+                raise self._rate_limit_error(response, shown, method in IDEMPOTENT)
+            if status in (502, 503, 504) and method in IDEMPOTENT and server_retries < 2:
+                server_retries += 1
+                self.sleep(0.5 * server_retries)
+                continue
+            raise self._error(response, shown)
+
+    def _send_following(
+        self, method: str, url: str, params: Any, body: Any, shown: str
+    ) -> httpx.Response:
+        home = _origin(self.endpoints.api)
+        graphql_home = _origin(self.endpoints.graphql)
+        for _ in range(MAX_REDIRECTS + 1):
+            headers = {}
+            if _origin(url) in (home, graphql_home):
+                headers["Authorization"] = f"Bearer {self._token}"
+            try:
+                self.requests += 1
+                response = self.client.request(
+                    method,
+                    url,
+                    params=params,
+                    json=body if body is not None else None,
+                    headers=headers,
+                )
+            except httpx.TimeoutException:
+                raise StepError(
+                    f"timed out waiting for {urlsplit(url).hostname}: {shown}",
+                    hint="check the network, or raise RUNTIME_GITHUB_TIMEOUT (seconds)",
+                ) from None
+            except httpx.HTTPError as exc:
+                raise StepError(
+                    f"cannot reach {urlsplit(url).hostname}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
+                    hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
+                ) from None
+            if response.status_code not in REDIRECTS:
+                return response
+            location = response.headers.get("location")
+            if not location:
+                return response
+            target = urljoin(str(response.url), location)
+            if _origin(target) not in (home, graphql_home) and method not in IDEMPOTENT:
+                raise StepError(
+                    f"{response.status_code} redirect of {shown} to another host ({urlsplit(target).hostname}) refused",
+                    hint="a write is never sent to a host other than the one configured",
+                )
+            if response.status_code == 303:
+                method, body = "GET", None
+            url, params = target, None
+        raise StepError(f"too many redirects: {shown}", hint="check the host configuration")
+
+    # -- decoding and errors ----------------------------------------------------------
+    def _decode(self, response: httpx.Response, shown: str) -> Any:
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except (ValueError, UnicodeDecodeError):
+            ctype = response.headers.get("content-type", "")
+            if "json" not in ctype:
+                return response.text
+            raise StepError(
+                f"GitHub returned malformed JSON for {shown} ({len(response.content)} bytes)",
+                hint="retry later; if it persists the server or a proxy is corrupting responses",
+            ) from None
+
+    def _rate_limit_wait(self, response: httpx.Response) -> float | None:
+        if response.status_code not in (403, 429):
+            return None
+        retry_after = response.headers.get("retry-after")
+        if retry_after is not None:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                return None
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = response.headers.get("x-ratelimit-reset")
+            try:
+                return max(1.0, float(reset) - self.clock()) if reset else None
+            except ValueError:
+                return None
+        return None
+
+    def _rate_limit_error(
+        self, response: httpx.Response, shown: str, idempotent: bool
+    ) -> StepError:
+        reset = response.headers.get("x-ratelimit-reset")
+        retry_after = response.headers.get("retry-after")
+        when = ""
+        if reset and reset.isdigit():
+            at = datetime.fromtimestamp(int(reset), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            when = f"; the limit resets at {at}"
+        elif retry_after:
+            when = f"; retry after {retry_after} s"
+        why = (
+            f"waiting would exceed {self.max_wait:g} s"
+            if idempotent
+            else "a write is never retried automatically"
+        )
+        return StepError(
+            f"{response.status_code} rate limited: {shown}{when} ({why})",
+            hint="run the step again after the reset",
+            http_status=response.status_code,
+        )
+
+    def _error(self, response: httpx.Response, shown: str) -> StepError:
+        message, docs = "", ""
+        try:
+            body = response.json()
+            if isinstance(body, dict):
+                message = str(body.get("message") or "")
+                docs = str(body.get("documentation_url") or "")
+                errors = body.get("errors")
+                if isinstance(errors, list) and errors:
+                    details = [
+                        str(e.get("message") or e.get("code") or e)
+                        if isinstance(e, dict)
+                        else str(e)
+                        for e in errors[:3]
+                    ]
+                    message += " (" + "; ".join(details) + ")"
+        except (ValueError, UnicodeDecodeError):
+            pass
+        text = f"{response.status_code} {response.reason_phrase or ''}".strip() + f": {shown}"
+        if message:
+            text += f": {_short(message, 300)}"
+        hint = f"see {docs}" if docs else None
+        if response.status_code == 401:
+            hint = "the token was rejected: check it with `runtime auth status --live`"
+        return StepError(
+            text,
+            hint=hint,
+            http_status=response.status_code,
+            data={"status": response.status_code, "message": message, "documentation_url": docs},
+        )
+
+    # -- lists and GraphQL --------------------------------------------------------------
+    def paginate(
+        self, path: str, params: dict[str, Any], limit: int | None
+    ) -> tuple[list[Any], int]:
+        """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status)."""
+        params = dict(params)
+        params.setdefault("per_page", "100")
+        items: list[Any] = []
+        url: str | None = self.url_for(path)
+        status = 200
+        first = True
+        while url is not None:
+            response = self.request("GET", url, params=params if first else None)
+            first = False
+            status = response.status
+            page = response.data
+            if isinstance(page, dict):  # e.g. {"total_count": n, "repositories": [...]}
+                page = next((v for v in page.values() if isinstance(v, list)), [])
+            if not isinstance(page, list):
+                raise StepError(
+                    f"expected a list from GET {urlsplit(url).path}, got {type(page).__name__}"
+                )
+            items.extend(page)
+            if limit is not None and len(items) >= limit:
+                return items[:limit], status
+            match = LINK_NEXT.search(response.headers.get("link", ""))
+            url = urljoin(response.url, match.group(1)) if match else None
+        return items, status
+
+    def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> Response:
+        response = self.request(
+            "POST",
+            self.endpoints.graphql,
+            body={"query": query, "variables": dict(variables or {})},
+        )
+        data = response.data
+        if isinstance(data, dict) and data.get("errors"):
+            errors = data["errors"]
+            messages = "; ".join(
+                str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors[:3]
+            )
+            raise StepError(
+                f"GraphQL error: {_short(messages, 400)}", http_status=response.status, data=data
+            )
+        return response
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def typed(value: str) -> Any:
+    """``true``/``false``/``null`` and integers become JSON values; the rest stays text."""
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    if value == "null":
+        return None
+    if re.fullmatch(r"-?(0|[1-9][0-9]*)", value):
+        return int(value)
+    return value
+
+
+def build_body(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """``key=v``, ``key[]=v`` (array) and ``a[b]=v`` (nested object) into a JSON body."""
+    body: dict[str, Any] = {}
+    for key, raw in pairs:
+        value = typed(raw)
+        parts = re.findall(r"[^\[\]]+|\[\]", key)
+        if not parts:
+            continue
+        target: dict[str, Any] = body
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            nxt = parts[i + 1] if not last else None
+            if part == "[]":
+                continue
+            if last:
+                target[part] = value
+            elif nxt == "[]":
+                existing = target.setdefault(part, [])
+                if not isinstance(existing, list):
+                    raise StepError(f"'{key}' mixes an array and a value for '{part}'")
+                if i + 2 == len(parts):
+                    existing.append(value)
+                    break
+                obj: dict[str, Any] = {}
+                existing.append(obj)
+                target = obj
+            else:
+                child = target.setdefault(part, {})
+                if not isinstance(child, dict):
+                    raise StepError(f"'{key}' mixes an object and a value for '{part}'")
+                target = child
+    return body
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)

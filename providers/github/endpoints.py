@@ -1,0 +1,97 @@
+"""Where GitHub is: host, REST base URL and GraphQL URL for a step.
+
+github.com by default; a GitHub Enterprise Server host name from the active
+context (``https://HOST/api/v3`` and ``https://HOST/api/graphql``). The
+variables GitHub Actions sets, ``GITHUB_API_URL`` and ``GITHUB_GRAPHQL_URL``,
+override the URLs when present. Plain ``http://`` is accepted only for
+loopback addresses.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from runtime.execution import StepError
+
+DEFAULT_HOST = "github.com"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    host: str  # the credential's host name (github.com, ghe.example.com, 127.0.0.1:8443)
+    api: str  # REST base URL without a trailing slash
+    graphql: str
+    host_source: str  # where the host came from, for plan output
+
+    @property
+    def api_host(self) -> str:
+        return urlsplit(self.api).hostname or self.host
+
+    @property
+    def network_hosts(self) -> list[str]:
+        hosts = []
+        for url in (self.api, self.graphql):
+            name = urlsplit(url).hostname
+            if name and name not in hosts:
+                hosts.append(name)
+        return hosts
+
+
+def is_loopback(hostname: str | None) -> bool:
+    if not hostname:
+        return False
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_url(url: str, variable: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise StepError(
+            f"{variable}={url!r} is not an http(s) URL", hint=f"fix or unset {variable}"
+        )
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise StepError(
+            f"{variable} uses plain http:// for {parts.hostname}; only loopback addresses may use http",
+            hint="use https://",
+        )
+    if parts.username or parts.password:
+        raise StepError(f"{variable} must not carry credentials in the URL", hint=f"fix {variable}")
+    return url.rstrip("/")
+
+
+def resolve(
+    environ: Mapping[str, str], context_host: str | None, context_name: str | None
+) -> Endpoints:
+    api_env = environ.get("GITHUB_API_URL")
+    graphql_env = environ.get("GITHUB_GRAPHQL_URL")
+    if context_host:
+        host, source = context_host, f"context '{context_name}'"
+    elif api_env:
+        netloc = urlsplit(api_env).netloc
+        host = DEFAULT_HOST if netloc == "api.github.com" else netloc
+        source = "GITHUB_API_URL"
+    else:
+        host, source = DEFAULT_HOST, "default"
+    if host == DEFAULT_HOST:
+        api, graphql = "https://api.github.com", "https://api.github.com/graphql"
+    else:
+        api, graphql = f"https://{host}/api/v3", f"https://{host}/api/graphql"
+    if api_env:
+        api = _check_url(api_env, "GITHUB_API_URL")
+        if not graphql_env:
+            graphql = (
+                api[: -len("/api/v3")] + "/api/graphql"
+                if api.endswith("/api/v3")
+                else api + "/graphql"
+            )
+    if graphql_env:
+        graphql = _check_url(graphql_env, "GITHUB_GRAPHQL_URL")
+    return Endpoints(host, api, graphql, source)

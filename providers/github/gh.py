@@ -1,0 +1,92 @@
+"""The gh CLI transport: the real ``gh`` binary, run without a shell.
+
+gh gets a bounded environment: the policy's allow-listed variables
+(including SSL_CERT_FILE / SSL_CERT_DIR for a private CA), the token as
+``GH_TOKEN`` (github.com) or ``GH_ENTERPRISE_TOKEN`` (any other host), the
+host in ``GH_HOST``, and an empty ``GH_CONFIG_DIR`` of its own, so the
+caller's gh login and configuration are never used. The token is never in
+argv. The operation's own flags pass through verbatim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+
+from providers.github.endpoints import DEFAULT_HOST, Endpoints
+from runtime.errors import PolicyRefusal
+from runtime.execution import StepEnvironment, StepError, StepOutcome
+from runtime.policy import run_matches
+from runtime.process import ProcessStartError, run_process
+from runtime.provider import BoundCall, Operation
+
+
+def gh_environment(env: StepEnvironment, endpoints: Endpoints, config_dir: str) -> dict[str, str]:
+    child = {
+        name: env.environ[name] for name in env.policy.binary_environment if name in env.environ
+    }
+    token = env.services.auth.require("github", endpoints.host).value
+    if endpoints.host == DEFAULT_HOST:
+        child["GH_TOKEN"] = token
+    else:
+        child["GH_ENTERPRISE_TOKEN"] = token
+    child["GH_HOST"] = endpoints.host
+    child["GH_CONFIG_DIR"] = config_dir
+    child["GH_PROMPT_DISABLED"] = "1"
+    child["GH_NO_UPDATE_NOTIFIER"] = "1"
+    child["GH_PAGER"] = "cat"
+    child["NO_COLOR"] = "1"
+    child["GH_SPINNER_DISABLED"] = "1"
+    return child
+
+
+def run_gh(
+    operation: Operation, call: BoundCall, env: StepEnvironment, endpoints: Endpoints
+) -> StepOutcome:
+    argv_tail = [*operation.words, *call.args]
+    for run, source in env.policy.denied_arguments.get("gh", []):
+        if run_matches(run, argv_tail):
+            raise PolicyRefusal(
+                f"gh {' '.join(run)} is denied ({source})",
+                hint="`runtime policy show` lists the denied argument runs",
+            )
+    path = shutil.which("gh", path=env.environ.get("PATH", ""))
+    if path is None:
+        raise StepError(
+            "the gh CLI is not installed or not on PATH; this operation runs through it",
+            hint="install gh (https://cli.github.com, Debian package gh)",
+        )
+    with tempfile.TemporaryDirectory(prefix="runtime-gh-") as config_dir:
+        child = gh_environment(env, endpoints, config_dir)
+        try:
+            result = run_process(
+                [path, *argv_tail],
+                env=child,
+                cwd=env.cwd,
+                timeout=env.timeout,
+                on_output=env.on_output,
+                redact=env.redactor.text,
+            )
+        except ProcessStartError as exc:
+            raise StepError(str(exc)) from None
+    data: object = {"stdout": result.stdout, "stderr": result.stderr}
+    if "--json" in call.args and result.exit_code == 0 and not result.truncated:
+        with contextlib.suppress(ValueError):
+            data = json.loads(result.stdout)
+    outcome = StepOutcome(
+        ok=result.exit_code == 0 and not result.timed_out,
+        output=result.stdout + (result.stderr if result.exit_code else ""),
+        data=data,
+        exit_code=result.exit_code,
+        output_bytes=result.stdout_bytes + result.stderr_bytes,
+        truncated=result.truncated,
+        streamed=True,
+    )
+    if result.timed_out:
+        outcome.error = f"gh timed out after {env.timeout:g} s; its process group was killed"
+    elif result.exit_code != 0:
+        last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
+        outcome.error = f"gh {operation.name} exited with code {result.exit_code}: {last}"
+    return outcome

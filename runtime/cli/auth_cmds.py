@@ -1,0 +1,330 @@
+"""auth login / status / logout and context list / show / use / set."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli.render import emit_json, err, out
+from runtime.errors import MissingCredential, UsageError
+
+auth_app = typer.Typer(
+    help="Credentials: log in (token into the OS keyring), status, log out.", no_args_is_help=True
+)
+context_app = typer.Typer(
+    help="Named Runtime Contexts: GitHub host and organization.", no_args_is_help=True
+)
+app.add_typer(auth_app, name="auth")
+app.add_typer(context_app, name="context")
+
+PROVIDERS = ("github",)
+
+
+def _provider(name: str) -> None:
+    if name not in PROVIDERS:
+        raise UsageError(
+            f"no credentials are kept for '{name}'", hint="known: " + ", ".join(PROVIDERS)
+        )
+
+
+def _services(ws: Any) -> Any:
+    from runtime.redact import Redactor
+    from runtime.services import Services
+
+    return Services(ws, Redactor())
+
+
+def _default_host(services: Any) -> str:
+    active = services.contexts.active()
+    if active is not None and active.get("github_host"):
+        return str(active.get("github_host"))
+    return "github.com"
+
+
+def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:
+    from runtime.execution import StepError
+    from runtime.registry import load_registry
+
+    provider = load_registry().get("github")
+    check = getattr(provider, "check_token", None)
+    if check is None:
+        raise UsageError("the github provider cannot check tokens")
+    try:
+        return check(ws.environ, services, host, token)  # type: ignore[no-any-return]
+    except StepError as exc:
+        raise MissingCredential(
+            f"the token was not accepted by {host}: {exc.message}", hint=exc.hint
+        ) from None
+
+
+@auth_app.command("login")
+def login_cmd(
+    provider: str = typer.Argument("github", help="Provider whose credential to store."),
+    host: str = typer.Option(
+        None, "--host", help="GitHub host (default: the context's, else github.com)."
+    ),
+) -> None:
+    """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
+    from runtime.auth import KeyringUnavailable
+
+    _provider(provider)
+    ws = workspace()
+    ensure_home(ws)
+    services = _services(ws)
+    host = host or _default_host(services)
+    auth = services.auth
+    token = ""
+    if not sys.stdin.isatty():
+        token = sys.stdin.read().strip()
+    elif sys.stdout.isatty() or sys.stderr.isatty():
+        import getpass
+
+        token = getpass.getpass(f"Paste a {host} token (input hidden): ").strip()
+    if not token:
+        env_token = ws.environ.get(auth.token_env)
+        if env_token:
+            services.redactor.add(env_token)
+            user = _check_token(ws, services, host, env_token)
+            message = (
+                f"no token on stdin; {auth.token_env} is set and valid for {host} "
+                f"(login {user.get('login')}); nothing stored"
+            )
+            if json_mode():
+                emit_json(
+                    {
+                        "ok": True,
+                        "host": host,
+                        "source": f"environment variable {auth.token_env}",
+                        "login": user.get("login"),
+                        "stored": False,
+                    }
+                )
+            else:
+                out(message)
+            return
+        raise MissingCredential(
+            "no token given: pipe one on stdin (runtime auth login github < token.txt) or run it in a terminal",
+            hint=f"in a pipeline, export {auth.token_env}=<token> instead",
+        )
+    services.redactor.add(token)
+    user = _check_token(ws, services, host, token)
+    try:
+        auth.store(host, token)
+    except KeyringUnavailable as exc:
+        raise MissingCredential(
+            f"cannot store the token: {exc}", hint=f"export {auth.token_env}=<token> instead"
+        ) from None
+    except Exception as exc:
+        raise MissingCredential(
+            f"the keyring refused the token ({type(exc).__name__})",
+            hint=f"export {auth.token_env}=<token> instead",
+        ) from None
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "host": host,
+                "source": "keyring",
+                "login": user.get("login"),
+                "stored": True,
+            }
+        )
+    else:
+        out(f"logged in to {host} as {user.get('login')}; the token is in the keyring")
+
+
+@auth_app.command("status")
+def status_cmd(
+    provider: str = typer.Argument("github", help="Provider."),
+    host: str = typer.Option(None, "--host", help="Only this host."),
+    live: bool = typer.Option(
+        False, "--live", help="Also ask the host: login and token scopes (GET /user)."
+    ),
+) -> None:
+    """Where each host's credential comes from (environment variable, keyring); never the token."""
+    _provider(provider)
+    ws = workspace()
+    ensure_home(ws)
+    services = _services(ws)
+    hosts = (
+        [host]
+        if host
+        else sorted({_default_host(services), "github.com", *_context_hosts(services)})
+    )
+    rows = []
+    ok = True
+    for h in hosts:
+        found = services.auth.lookup("github", h)
+        row: dict[str, Any] = {
+            "host": h,
+            "source": found.credential.source if found.credential else None,
+            "looked_in": list(found.tried),
+            "problem": found.problem,
+        }
+        if live and found.credential is not None:
+            try:
+                user = _check_token(ws, services, h, found.credential.value)
+                row.update(
+                    {"login": user.get("login"), "scopes": user.get("scopes"), "valid": True}
+                )
+            except MissingCredential as exc:
+                row.update({"valid": False, "error": exc.message})
+                ok = False
+        rows.append(row)
+    if json_mode():
+        emit_json({"ok": ok, "provider": provider, "hosts": rows})
+    else:
+        for row in rows:
+            where = row["source"] or "no credential"
+            line = f"{row['host']}: {where}"
+            if row.get("valid"):
+                line += f"; logged in as {row['login']}; scopes: {', '.join(row.get('scopes') or []) or '(none reported)'}"
+            elif row.get("valid") is False:
+                line += f"; NOT valid: {row['error']}"
+            out(line)
+            if row["problem"]:
+                out(f"  note: {row['problem']}; use {services.auth.token_env} instead")
+    if not ok:
+        raise typer.Exit(4)
+
+
+def _context_hosts(services: Any) -> list[str]:
+    hosts = []
+    for name in services.contexts.names():
+        value = services.contexts.get(name).get("github_host")
+        if value:
+            hosts.append(value)
+    return hosts
+
+
+@auth_app.command("logout")
+def logout_cmd(
+    provider: str = typer.Argument("github", help="Provider."),
+    host: str = typer.Option(
+        None, "--host", help="GitHub host (default: the context's, else github.com)."
+    ),
+) -> None:
+    """Remove the token from the OS keyring."""
+    from runtime.auth import KeyringUnavailable
+
+    _provider(provider)
+    ws = workspace()
+    ensure_home(ws)
+    services = _services(ws)
+    host = host or _default_host(services)
+    try:
+        removed = services.auth.delete(host)
+    except KeyringUnavailable as exc:
+        raise UsageError(f"cannot reach the keyring: {exc}") from None
+    if json_mode():
+        emit_json({"ok": True, "host": host, "removed": removed})
+    else:
+        out(
+            f"removed the {host} token from the keyring"
+            if removed
+            else f"no {host} token was in the keyring"
+        )
+        if ws.environ.get(services.auth.token_env):
+            err(f"note: {services.auth.token_env} is still set in this environment")
+
+
+# -- contexts -------------------------------------------------------------------------------
+
+
+@context_app.command("list")
+def context_list_cmd() -> None:
+    """List contexts; the active one is marked."""
+    ws = workspace()
+    ensure_home(ws)
+    store = _services(ws).contexts
+    active = store.active_name()
+    names = store.names()
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "active": active,
+                "contexts": [{"name": n, **store.get(n).values} for n in names],
+            }
+        )
+        return
+    if not names:
+        out(
+            "no contexts; create one with `runtime context set NAME github_host=... organization=...`"
+        )
+    for n in names:
+        values = " ".join(f"{k}={v}" for k, v in sorted(store.get(n).values.items()))
+        out(f"{'*' if n == active else ' '} {n}  {values}")
+
+
+@context_app.command("show")
+def context_show_cmd(
+    name: str = typer.Argument(None, help="Context name (default: the active one)."),
+) -> None:
+    """Show one context's values."""
+    ws = workspace()
+    ensure_home(ws)
+    store = _services(ws).contexts
+    target = name or store.active_name()
+    if target is None:
+        raise UsageError(
+            "no active context",
+            hint="`runtime context use NAME` or `runtime context set NAME key=value`",
+        )
+    ctx = store.get(target)
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "name": ctx.name,
+                "active": ctx.name == store.active_name(),
+                "values": ctx.values,
+            }
+        )
+        return
+    out(f"{ctx.name}{' (active)' if ctx.name == store.active_name() else ''}")
+    for k, v in sorted(ctx.values.items()):
+        out(f"  {k}: {v}")
+
+
+@context_app.command("use")
+def context_use_cmd(name: str = typer.Argument(..., help="Context to make active.")) -> None:
+    """Make a context the active one."""
+    ws = workspace()
+    ensure_home(ws)
+    _services(ws).contexts.use(name)
+    if json_mode():
+        emit_json({"ok": True, "active": name})
+    else:
+        out(f"active context: {name}")
+
+
+@context_app.command("set")
+def context_set_cmd(
+    pairs: list[str] = typer.Argument(
+        ..., help="[NAME] key=value ... (keys: github_host, organization; empty value removes)."
+    ),
+) -> None:
+    """Set values of a context (the active one, or NAME given first); creates it if needed."""
+    ws = workspace()
+    ensure_home(ws)
+    name = None
+    if pairs and "=" not in pairs[0]:
+        name, pairs = pairs[0], pairs[1:]
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"'{pair}' is not key=value", hint="for example organization=acme")
+        values[key] = value
+    ctx = _services(ws).contexts.set(name, values)
+    if json_mode():
+        emit_json({"ok": True, "name": ctx.name, "values": ctx.values})
+    else:
+        out(
+            f"{ctx.name}: "
+            + (" ".join(f"{k}={v}" for k, v in sorted(ctx.values.items())) or "(empty)")
+        )
