@@ -143,6 +143,10 @@ class GitHubHTTP:
     ) -> httpx.Response:
         home = _origin(self.endpoints.api)
         graphql_home = _origin(self.endpoints.graphql)
+        if params:
+            # merge, so that a query string already in the path is kept
+            url = str(httpx.URL(url).copy_merge_params(params))
+            params = None
         for _ in range(MAX_REDIRECTS + 1):
             headers = {}
             if _origin(url) in (home, graphql_home):

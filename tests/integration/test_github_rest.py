@@ -1,0 +1,432 @@
+"""The github provider's REST and GraphQL operations against the loopback GitHub double.
+
+Everything goes through the real CLI entry point with GITHUB_API_URL and
+GITHUB_GRAPHQL_URL pointing at the double (plain http is allowed on loopback).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, capability, check_schema, write
+from tests.github_double import GitHubDouble
+
+TOKEN = "ghp_" + "T0k3n" * 7 + "x"
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubDouble]:
+    with GitHubDouble(token=TOKEN) as double:
+        double.add_org("acme")
+        double.add_repo("acme", "payments-api", description="Payments", language="Python")
+        yield double
+
+
+@pytest.fixture
+def genv(gh: GitHubDouble) -> dict[str, str]:
+    return {
+        "GITHUB_API_URL": gh.api_url,
+        "GITHUB_GRAPHQL_URL": gh.graphql_url,
+        "RUNTIME_GITHUB_TOKEN": TOKEN,
+        "RUNTIME_GITHUB_MAX_WAIT": "3",
+    }
+
+
+def run(cli: Any, genv: dict[str, str], *args: str, extra: dict[str, str] | None = None) -> Any:
+    result = cli("--output", "json", "github", *args, extra_env={**genv, **(extra or {})})
+    assert TOKEN not in result.stdout + result.stderr
+    doc = result.json()
+    if "steps" in doc:
+        check_schema(doc, "execute")
+    return result.code, doc
+
+
+def paths(gh: GitHubDouble) -> list[str]:
+    return [f"{r.method} {r.path}" for r in gh.requests]
+
+
+def test_user_org_team_notification_lists(cli, gh: GitHubDouble, genv) -> None:
+    gh.add_team("acme", "platform")
+    gh.add_notification("acme", "payments-api", "Review requested")
+    code, doc = run(cli, genv, "user", "get")
+    assert code == 0 and doc["steps"][0]["data"]["login"] == "octocat"
+    code, doc = run(cli, genv, "org", "list")
+    assert [o["login"] for o in doc["steps"][0]["data"]] == ["acme"]
+    code, doc = run(cli, genv, "team", "list", "acme")
+    assert [t["slug"] for t in doc["steps"][0]["data"]] == ["platform"]
+    code, doc = run(cli, genv, "notification", "list", "all=true")
+    assert code == 0 and len(doc["steps"][0]["data"]) == 1
+    assert any(p.startswith("GET /notifications?") and "all=true" in p for p in paths(gh))
+
+
+def test_repo_list_follows_pagination_in_exactly_three_requests(
+    cli, gh: GitHubDouble, genv
+) -> None:
+    for i in range(249):
+        gh.add_repo("acme", f"r{i:03}")
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "list", "acme")
+    assert code == 0
+    assert len(doc["steps"][0]["data"]) == 250
+    assert [r.method + " " + r.path.split("?")[0] for r in gh.requests] == [
+        "GET /orgs/acme/repos"
+    ] * 3
+    assert "per_page=100" in gh.requests[0].path
+    assert gh.connections == 1
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "list", "acme", "per_page=10", "limit=25")
+    assert len(doc["steps"][0]["data"]) == 25 and len(gh.requests) == 3
+
+
+def test_repo_list_without_org_is_the_users_own(cli, gh: GitHubDouble, genv) -> None:
+    gh.reset_counters()
+    code, _ = run(cli, genv, "repo", "list")
+    assert code == 0
+    assert gh.requests[0].path.startswith("/user/repos")
+
+
+def test_repo_view_and_summary_in_one_request(cli, gh: GitHubDouble, genv) -> None:
+    gh.add_release("acme", "payments-api", "v1.2.0")
+    gh.add_issue("acme", "payments-api", "Bug")
+    gh.add_pull("acme", "payments-api", "Fix", head="fix")
+    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    assert doc["steps"][0]["data"]["full_name"] == "acme/payments-api"
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "summary", "acme/payments-api")
+    assert code == 0
+    assert len(gh.requests) == 1
+    assert doc["steps"][0]["data"] == {
+        "repository": "acme/payments-api",
+        "description": "Payments",
+        "visibility": "PUBLIC",
+        "default_branch": "main",
+        "stars": 0,
+        "forks": 0,
+        "open_issues": 1,
+        "open_pull_requests": 1,
+        "latest_release": "v1.2.0",
+        "language": "Python",
+    }
+
+
+def test_repo_create_types_its_body(cli, gh: GitHubDouble, genv) -> None:
+    code, doc = run(
+        cli, genv, "repo", "create", "name=demo", "private=true", "description=A demo", "org=acme"
+    )
+    assert code == 0, doc
+    assert doc["steps"][0]["data"]["full_name"] == "acme/demo"
+    assert gh.repo("acme", "demo").private is True
+    code, doc = run(cli, genv, "repo", "create", "name=mine")
+    assert doc["steps"][0]["data"]["full_name"] == "octocat/mine"
+
+
+def test_issue_list_org_and_own(cli, gh: GitHubDouble, genv) -> None:
+    gh.add_issue("acme", "payments-api", "Bug", assignees=["octocat"])
+    gh.reset_counters()
+    code, doc = run(cli, genv, "issue", "list", "acme", "state=open")
+    assert code == 0 and gh.requests[0].path.startswith("/orgs/acme/issues")
+    run(cli, genv, "issue", "list")
+    assert gh.requests[-1].path.startswith("/issues")
+
+
+def test_file_put_creates_then_updates_with_the_current_sha(cli, gh: GitHubDouble, genv) -> None:
+    code, doc = run(
+        cli,
+        genv,
+        "file",
+        "put",
+        "acme/payments-api",
+        "docs/README.md",
+        "message=Add",
+        "content=# Hello\n",
+    )
+    assert code == 0, doc
+    puts = [r for r in gh.requests if r.method == "PUT"]
+    assert len(puts) == 1
+    state_file = gh.repo("acme", "payments-api").branches["main"]["docs/README.md"]
+    assert state_file.content == b"# Hello\n"
+    code, doc = run(
+        cli,
+        genv,
+        "file",
+        "put",
+        "acme/payments-api",
+        "docs/README.md",
+        "message=Edit",
+        "content=v2",
+    )
+    assert code == 0, doc
+    assert gh.repo("acme", "payments-api").branches["main"]["docs/README.md"].content == b"v2"
+    assert "updated docs/README.md" in doc["steps"][0]["output"]
+
+
+def test_api_query_params_typed_body_and_kept_query(cli, gh: GitHubDouble, genv) -> None:
+    gh.reset_counters()
+    code, doc = run(cli, genv, "api", "GET", "/orgs/acme/repos?type=all", "per_page=5")
+    assert code == 0
+    assert gh.requests[0].path.startswith("/orgs/acme/repos?")
+    assert "type=all" in gh.requests[0].path and "per_page=5" in gh.requests[0].path
+    code, doc = run(
+        cli,
+        genv,
+        "api",
+        "POST",
+        "/repos/acme/payments-api/issues",
+        "title=Typed",
+        "labels[]=bug",
+        "labels[]=p1",
+        "body=100",
+    )
+    assert code == 0, doc
+    issue = doc["steps"][0]["data"]
+    assert issue["title"] == "Typed"
+    assert [label["name"] for label in issue["labels"]] == ["bug", "p1"]
+    assert issue["body"] == 100 or issue["body"] == "100"
+
+
+def test_build_body_types_values() -> None:
+    from providers.github.client import build_body
+
+    assert build_body(
+        [
+            ("a", "true"),
+            ("b", "false"),
+            ("c", "null"),
+            ("d", "42"),
+            ("e", "-3"),
+            ("f", "007"),
+            ("g[]", "x"),
+            ("g[]", "y"),
+            ("h[i]", "1"),
+            ("h[j][k]", "text"),
+        ]
+    ) == {
+        "a": True,
+        "b": False,
+        "c": None,
+        "d": 42,
+        "e": -3,
+        "f": "007",
+        "g": ["x", "y"],
+        "h": {"i": 1, "j": {"k": "text"}},
+    }
+
+
+def test_api_delete_is_denied_by_default_policy(cli, gh: GitHubDouble, genv) -> None:
+    gh.reset_counters()
+    result = cli("github", "api", "DELETE", "/repos/acme/payments-api", extra_env=genv)
+    assert result.code == 3
+    assert "denied_operations: github api delete (default)" in result.stderr
+    assert gh.requests == []
+    lower = cli("github", "api", "delete", "/repos/acme/payments-api", extra_env=genv)
+    assert lower.code == 3
+
+
+def test_graphql_with_variables(cli, gh: GitHubDouble, genv) -> None:
+    code, doc = run(
+        cli,
+        genv,
+        "graphql",
+        "query($o: String!, $n: String!) { repository(owner: $o, name: $n) { name } }",
+        "o=acme",
+        "n=payments-api",
+    )
+    assert code == 0, doc
+    assert doc["steps"][0]["data"] == {"repository": {"name": "payments-api"}}
+    code, doc = run(cli, genv, "graphql", "query { nope }")
+    assert code == 1 and "GraphQL error" in doc["steps"][0]["error"]
+
+
+# -- failures -------------------------------------------------------------------------------
+
+
+def test_not_found_names_status_method_path_and_docs(cli, gh: GitHubDouble, genv) -> None:
+    result = cli("github", "repo", "view", "acme/nope", extra_env=genv)
+    assert result.code == 1
+    assert "error: 404 Not Found: GET /repos/acme/nope: Not Found" in result.stdout
+    assert "hint: see https://docs.github.com/" in result.stdout
+
+
+def test_bad_token_is_a_clear_failure(cli, gh: GitHubDouble, genv) -> None:
+    bad = "ghp_" + "B" * 36
+    result = cli("github", "user", "get", extra_env={**genv, "RUNTIME_GITHUB_TOKEN": bad})
+    assert result.code == 1
+    assert "401" in result.stdout and "runtime auth status --live" in result.stdout
+    assert bad not in result.stdout + result.stderr
+
+
+def test_missing_credential_fails_before_any_request_with_exit_4(
+    cli, gh: GitHubDouble, genv
+) -> None:
+    gh.reset_counters()
+    env = {
+        **genv,
+        "RUNTIME_GITHUB_TOKEN": "",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    result = cli("github", "repo", "view", "acme/payments-api", extra_env=env)
+    assert result.code == 4
+    assert "no github credential for 127.0.0.1" in result.stdout
+    assert "export RUNTIME_GITHUB_TOKEN" in result.stdout
+    assert gh.requests == []
+
+
+def test_rate_limited_get_waits_and_retries(cli, gh: GitHubDouble, genv) -> None:
+    gh.inject_secondary_rate_limit("/repos/acme/payments-api$", retry_after=1)
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    assert code == 0
+    assert len(gh.requests) == 2
+
+
+def test_rate_limit_beyond_the_bound_fails_with_the_reset_time(cli, gh: GitHubDouble, genv) -> None:
+    gh.inject_rate_limit("/repos/acme/payments-api$", count=None, reset_in=3600)
+    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    assert code == 1
+    assert (
+        "403 rate limited: GET /repos/acme/payments-api; the limit resets at"
+        in doc["steps"][0]["error"]
+    )
+
+
+def test_rate_limited_write_is_never_retried(cli, gh: GitHubDouble, genv) -> None:
+    gh.inject_secondary_rate_limit("/orgs/acme/repos", retry_after=1, count=None)
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "create", "name=x", "org=acme")
+    assert code == 1
+    assert [r.method for r in gh.requests] == ["POST"]
+    assert "a write is never retried automatically" in doc["steps"][0]["error"]
+
+
+@pytest.mark.parametrize(
+    ("inject", "expected", "requests"),
+    [
+        (
+            lambda gh: gh.inject("/repos/acme/payments-api$", 500),
+            "500 Internal Server Error: GET /repos/acme/payments-api",
+            1,
+        ),
+        (
+            lambda gh: gh.inject("/repos/acme/payments-api$", 502, count=None),
+            "502 Bad Gateway: GET /repos/acme/payments-api",
+            3,
+        ),
+        (lambda gh: gh.inject_drop("/repos/acme/payments-api$"), "cannot reach 127.0.0.1", 1),
+        (
+            lambda gh: gh.inject_malformed_json("/repos/acme/payments-api$"),
+            "malformed JSON for GET /repos/acme/payments-api",
+            1,
+        ),
+        (lambda gh: gh.inject_truncated("/repos/acme/payments-api$"), "cannot reach 127.0.0.1", 1),
+        (
+            lambda gh: gh.inject_truncated("/repos/acme/payments-api$", mode="cut_json"),
+            "malformed JSON",
+            1,
+        ),
+        (
+            lambda gh: gh.inject_delay("/repos/acme/payments-api$", 5),
+            "timed out waiting for 127.0.0.1",
+            1,
+        ),
+    ],
+    ids=["500", "502-retried", "dropped", "malformed", "truncated", "cut-json", "slow"],
+)
+def test_faults_end_in_clear_failures(
+    cli, gh: GitHubDouble, genv, inject: Any, expected: str, requests: int
+) -> None:
+    inject(gh)
+    gh.reset_counters()
+    code, doc = run(
+        cli, genv, "repo", "view", "acme/payments-api", extra={"RUNTIME_GITHUB_TIMEOUT": "1"}
+    )
+    assert code == 1
+    assert expected in doc["steps"][0]["error"], doc["steps"][0]["error"]
+    assert len(gh.requests) == requests
+
+
+def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
+    with GitHubDouble(token=TOKEN) as other:
+        other.add_org("acme")
+        other.add_repo("acme", "payments-api")
+        gh.inject_redirect("/repos/acme/payments-api$", other.base_url, status=302)
+        code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+        assert other.requests, "the redirect was not followed"
+        assert all("authorization" not in r.headers for r in other.requests)
+        assert code == 1 and "401" in doc["steps"][0]["error"]
+        gh.inject_redirect("/orgs/acme/repos", other.base_url, status=307)
+        code, doc = run(cli, genv, "repo", "create", "name=x", "org=acme")
+        assert (
+            code == 1
+            and "redirect of POST /orgs/acme/repos to another host" in doc["steps"][0]["error"]
+        )
+
+
+def test_plain_http_is_refused_for_a_non_loopback_host(cli, gh: GitHubDouble, genv) -> None:
+    result = cli(
+        "github", "user", "get", extra_env={**genv, "GITHUB_API_URL": "http://api.example.com"}
+    )
+    assert result.code == 3
+    assert "only loopback addresses may use http" in result.stderr
+
+
+# -- capabilities end to end ----------------------------------------------------------------
+
+
+def test_seed_worked_example_runs_end_to_end(cli, gh: GitHubDouble, genv) -> None:
+    result = cli(
+        "--output",
+        "json",
+        "capability",
+        "execute",
+        str(EXAMPLES / "repository-audit.md"),
+        "--input",
+        "organization=acme",
+        "--input",
+        "repository=acme/payments-api",
+        extra_env=genv,
+    )
+    assert result.code == 0, result.stdout
+    doc = result.json()
+    check_schema(doc, "execute")
+    assert [s["transport"] for s in doc["steps"]] == ["rest", "graphql", "rest"]
+    assert doc["steps"][2]["data"]["health_percentage"] >= 0
+    assert gh.connections == 1
+
+
+def test_twenty_steps_share_one_connection(cli, gh: GitHubDouble, genv, work: Path) -> None:
+    steps = "".join(
+        "  - provider: github\n    args: [repo, view, acme/payments-api]\n" for _ in range(10)
+    )
+    steps += "".join(
+        "  - provider: github\n    args: [repo, summary, acme/payments-api]\n" for _ in range(10)
+    )
+    write(work / "many.md", capability("version: v1\nworkflow:\n" + steps))
+    gh.reset_counters()
+    result = cli("capability", "execute", "many.md", extra_env=genv)
+    assert result.code == 0
+    assert len(gh.requests) == 20
+    assert gh.connections == 1
+
+
+def test_token_never_reaches_outputs_or_audit(cli, gh: GitHubDouble, genv, home: Path) -> None:
+    gh.inject("/user$", 500, body={"message": f"echo {TOKEN}"})
+    for args in (
+        ("user", "get"),
+        ("repo", "view", "acme/payments-api"),
+        ("repo", "view", "acme/missing"),
+    ):
+        for mode in ((), ("--output", "json")):
+            result = cli(*mode, "github", *args, extra_env=genv)
+            assert TOKEN not in result.stdout + result.stderr
+    assert TOKEN not in (home / "audit" / "audit.jsonl").read_text()
+    assert json.dumps(TOKEN)[1:-1] not in (home / "audit" / "audit.jsonl").read_text()
+    assert (
+        base64.b64encode(TOKEN.encode()).decode()
+        not in (home / "audit" / "audit.jsonl").read_text()
+    )
