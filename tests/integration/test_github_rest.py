@@ -129,7 +129,7 @@ def test_repo_create_types_its_body(cli, gh: GitHubDouble, genv) -> None:
 def test_issue_list_org_and_own(cli, gh: GitHubDouble, genv) -> None:
     gh.add_issue("acme", "payments-api", "Bug", assignees=["octocat"])
     gh.reset_counters()
-    code, doc = run(cli, genv, "issue", "list", "acme", "state=open")
+    code, _doc = run(cli, genv, "issue", "list", "acme", "state=open")
     assert code == 0 and gh.requests[0].path.startswith("/orgs/acme/issues")
     run(cli, genv, "issue", "list")
     assert gh.requests[-1].path.startswith("/issues")
@@ -280,7 +280,7 @@ def test_missing_credential_fails_before_any_request_with_exit_4(
 def test_rate_limited_get_waits_and_retries(cli, gh: GitHubDouble, genv) -> None:
     gh.inject_secondary_rate_limit("/repos/acme/payments-api$", retry_after=1)
     gh.reset_counters()
-    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    code, _doc = run(cli, genv, "repo", "view", "acme/payments-api")
     assert code == 0
     assert len(gh.requests) == 2
 
