@@ -136,6 +136,15 @@ class AuthEngine:
                 return False
             raise
 
+    def default_host(self) -> str:
+        """The GitHub host of the active context, else config.yaml's github_host, else github.com."""
+        from runtime.context import ContextStore
+
+        active = ContextStore(self.ws.home).active()
+        if active is not None and active.get("github_host"):
+            return str(active.get("github_host"))
+        return self.ws.config.github_host or DEFAULT_HOST
+
     # -- what a binary receives ----------------------------------------------------
     def binary_environment(self, credential: str, host: str) -> dict[str, str]:
         """Variables that carry ``credential`` to a mapped binary (gh reads GH_TOKEN / GH_ENTERPRISE_TOKEN)."""

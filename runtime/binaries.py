@@ -13,9 +13,8 @@ def child_environment(
     names = env.policy.binary_environment
     child = {name: env.environ[name] for name in names if name in env.environ}
     if credential is not None:
-        from runtime.auth import DEFAULT_HOST
-
-        child.update(env.services.auth.binary_environment(credential, host or DEFAULT_HOST))
+        auth = env.services.auth
+        child.update(auth.binary_environment(credential, host or auth.default_host()))
     return child
 
 

@@ -11,13 +11,14 @@ from runtime.errors import InvalidPolicy
 from runtime.home import Home
 from runtime.problems import Problem
 
-CONFIG_KEYS = ("capability_sources", "github_token_env")
+CONFIG_KEYS = ("capability_sources", "github_token_env", "github_host")
 
 
 @dataclass
 class Config:
     capability_sources: list[str] = field(default_factory=list)
     github_token_env: str = "RUNTIME_GITHUB_TOKEN"
+    github_host: str | None = None  # default GitHub host when no context names one
     source: str = "default"
 
 
@@ -33,6 +34,7 @@ def load_config(home: Home) -> Config:
         {
             Optional("capability_sources"): Seq(Str()),
             Optional("github_token_env"): Regex(r"[A-Z_][A-Z0-9_]*"),
+            Optional("github_host"): Regex(r"[A-Za-z0-9.\-]+(:[0-9]+)?"),
         }
     )
     try:
@@ -60,6 +62,7 @@ def load_config(home: Home) -> Config:
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
         github_token_env=data.get("github_token_env", "RUNTIME_GITHUB_TOKEN"),
+        github_host=data.get("github_host"),
         source=str(path),
     )
 

@@ -68,12 +68,16 @@ def _check_url(url: str, variable: str) -> str:
 
 
 def resolve(
-    environ: Mapping[str, str], context_host: str | None, context_name: str | None
+    environ: Mapping[str, str],
+    context_host: str | None,
+    context_name: str | None,
+    source_label: str | None = None,
 ) -> Endpoints:
     api_env = environ.get("GITHUB_API_URL")
     graphql_env = environ.get("GITHUB_GRAPHQL_URL")
     if context_host:
-        host, source = context_host, f"context '{context_name}'"
+        host = context_host
+        source = source_label or f"context '{context_name}'"
     elif api_env:
         netloc = urlsplit(api_env).netloc
         host = DEFAULT_HOST if netloc == "api.github.com" else netloc

@@ -63,6 +63,8 @@ def context_values(services: Any) -> tuple[str | None, str | None, str | None]:
 
 def endpoints_for(environ: Any, services: Any) -> ep.Endpoints:
     name, host, _ = context_values(services)
+    if host is None and services is not None and services.workspace.config.github_host:
+        return ep.resolve(environ, services.workspace.config.github_host, None, "config.yaml")
     return ep.resolve(environ, host, name)
 
 

@@ -38,10 +38,7 @@ def _services(ws: Any) -> Any:
 
 
 def _default_host(services: Any) -> str:
-    active = services.contexts.active()
-    if active is not None and active.get("github_host"):
-        return str(active.get("github_host"))
-    return "github.com"
+    return str(services.auth.default_host())
 
 
 def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:

@@ -430,3 +430,19 @@ def test_token_never_reaches_outputs_or_audit(cli, gh: GitHubDouble, genv, home:
         base64.b64encode(TOKEN.encode()).decode()
         not in (home / "audit" / "audit.jsonl").read_text()
     )
+
+
+def test_status_note_example_writes_the_file(cli, gh: GitHubDouble, genv) -> None:
+    gh.add_issue("acme", "payments-api", "Open one")
+    result = cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "repo-status-note.md"),
+        "--input",
+        "repository=acme/payments-api",
+        "--input",
+        "note=All green\n",
+        extra_env=genv,
+    )
+    assert result.code == 0, result.stdout
+    assert gh.repo("acme", "payments-api").branches["main"]["STATUS.md"].content == b"All green\n"
