@@ -134,7 +134,7 @@ class AuthEngine:
         except Exception as exc:
             if type(exc).__name__ == "PasswordDeleteError":
                 return False
-            raise
+            raise KeyringUnavailable(f"the keyring failed ({type(exc).__name__})") from None
 
     def default_host(self) -> str:
         """The GitHub host of the active context, else config.yaml's github_host, else github.com."""

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runtime.audit import AuditError, AuditLog
-from runtime.errors import MissingCredential, PolicyRefusal, RuntimeFailure
+from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
 from runtime.execution import StepEnvironment, StepError, StepOutcome, Terminated
 from runtime.exitcodes import ExitCode
+from runtime.network import NetworkRule
 from runtime.plan import Plan, PlannedStep
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
@@ -26,6 +27,7 @@ STEP_STATUSES = (
     "failed",
     "refused",
     "missing-credential",
+    "missing-capability",
     "interrupted",
     "terminated",
     "not-run",
@@ -125,7 +127,15 @@ def execute_plan(
             stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
             continue
         reporter.step_started(planned, total)
-        result = _run_step(planned, ws, services, redactor, reporter, timeout)
+        result = _run_step(
+            NetworkRule.from_requires(cap.requires.get("network")),
+            planned,
+            ws,
+            services,
+            redactor,
+            reporter,
+            timeout,
+        )
         run.results.append(result)
         try:
             audit.record(
@@ -159,6 +169,8 @@ def execute_plan(
             stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
         elif result.status == "missing-credential":
             stop, run.exit_code = "missing-credential", int(ExitCode.MISSING_CREDENTIAL)
+        elif result.status == "missing-capability":
+            stop, run.exit_code = "missing-capability", int(ExitCode.MISSING_CAPABILITY)
         elif result.status != "ok":
             stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
     run.status = stop or "ok"
@@ -176,6 +188,7 @@ def execute_plan(
 
 
 def _run_step(
+    network: NetworkRule | None,
     planned: PlannedStep,
     ws: Workspace,
     services: Any,
@@ -192,6 +205,7 @@ def _run_step(
         timeout=timeout,
         on_output=lambda stream, text: reporter.step_output(planned, stream, text),
         step_index=planned.index,
+        network=network,
     )
     started = time.perf_counter()
 
@@ -232,6 +246,8 @@ def _run_step(
         return done("refused", error=exc.message, hint=exc.hint)
     except MissingCredential as exc:
         return done("missing-credential", error=exc.message, hint=exc.hint)
+    except MissingCapability as exc:
+        return done("missing-capability", error=exc.message, hint=exc.hint)
     except StepError as exc:
         outcome = StepOutcome(
             ok=False, exit_code=exc.exit_code, http_status=exc.http_status, data=exc.data

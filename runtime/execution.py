@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from runtime.network import NetworkRule
     from runtime.policy import Policy
     from runtime.redact import Redactor
     from runtime.services import Services
@@ -51,6 +52,22 @@ class StepEnvironment:
     # Called with chunks of a step's own output while it runs (text mode streams it).
     on_output: Callable[[str, str], None] = field(default=lambda stream, text: None)
     step_index: int = 0
+    # The capability's declared network rule (MDA requires.network), enforced by providers
+    # before every connection; None when the capability declares none.
+    network: NetworkRule | None = None
+
+    def check_host(self, host: str) -> None:
+        """Raise MissingCapability when the capability's network rule forbids ``host``."""
+        if self.network is None:
+            return
+        allowed, reason = self.network.check(host, resolve=True)
+        if not allowed:
+            from runtime.errors import MissingCapability
+
+            raise MissingCapability(
+                f"{reason}: the capability declares {self.network.describe()}",
+                hint="change metadata.mda.requires.network in the capability if this host is intended",
+            )
 
 
 @dataclass

@@ -50,10 +50,14 @@ def validated(ws: Workspace, name: str) -> tuple[Target, Validation]:
     return target, result
 
 
-def prepare(ws: Workspace, name: str, inputs: dict[str, str]) -> Prepared:
+def prepare(
+    ws: Workspace, name: str, inputs: dict[str, str], *, require_inputs: bool = True
+) -> Prepared:
+    """Load, validate, check inputs, resolve and decide policy. ``require_inputs=False`` (preflight)
+    leaves missing required inputs to be reported as unmet requirements."""
     target, result = validated(ws, name)
     cap = result.capability
-    check_inputs(cap, inputs)
+    check_inputs(cap, inputs, require=require_inputs)
     redactor = Redactor()
     for key, value in inputs.items():
         from runtime.redact import SECRET_NAME
@@ -120,6 +124,31 @@ def gate(prepared: Prepared) -> None:
             f"missing capability: binary {names} not found on PATH; nothing ran",
             hint="install it, or put it on PATH",
         )
+
+
+def preflight_gate(prepared: Prepared, strict: bool) -> Any:
+    """The offline preflight before execute: a required requirement not ready refuses the run.
+
+    Exit 4 when only credentials are missing, else 5 (missing capability). Nothing has run.
+    """
+    from runtime.errors import MissingCredential
+    from runtime.preflight import run_preflight
+
+    ws = prepared.services.workspace
+    report = run_preflight(ws, prepared.services, prepared.plan, prepared.inputs, strict=strict)
+    blocking = report.blocking()
+    if not blocking:
+        return report
+    lines = [f"{c.requirement.id}: {c.reason}" for c in blocking]
+    hint = (
+        "; ".join(c.fix for c in blocking if c.fix)
+        or "run `runtime capability preflight` for the report"
+    )
+    if all(c.requirement.type == "credential" for c in blocking):
+        raise MissingCredential(
+            "missing credential: " + "; ".join(lines) + "; nothing ran", hint=hint
+        )
+    raise MissingCapability("missing capability: " + "; ".join(lines) + "; nothing ran", hint=hint)
 
 
 def execute(

@@ -69,6 +69,8 @@ class Operation:
     # Effects that depend on a resolved argument; the first matching rule wins,
     # otherwise ``effect`` holds.
     effect_rules: tuple[EffectRule, ...] = ()
+    # OAuth scopes a classic token needs for this operation (checked by `preflight --live`).
+    scopes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

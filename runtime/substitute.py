@@ -50,7 +50,7 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
     return values
 
 
-def check_inputs(cap: Capability, values: Mapping[str, str]) -> None:
+def check_inputs(cap: Capability, values: Mapping[str, str], *, require: bool = True) -> None:
     """Refuse undeclared names (likely typos) and missing required inputs, naming all of them."""
     unknown = sorted(k for k in values if k not in cap.inputs)
     if unknown:
@@ -61,7 +61,7 @@ def check_inputs(cap: Capability, values: Mapping[str, str]) -> None:
             code="unknown-input",
         )
     missing = [name for name, decl in cap.inputs.items() if decl.required and name not in values]
-    if missing:
+    if missing and require:
         raise UsageError(
             f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}",
             hint=" ".join(f"--input {m}=..." for m in missing),

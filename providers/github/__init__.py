@@ -52,17 +52,20 @@ OPERATIONS: tuple[Operation, ...] = (
         "org list",
         "Organizations of the authenticated user",
         options=_PAGING,
+        scopes=("read:org",),
         example="runtime github org list",
     ),
     _rest(
         "notification list",
         "Notifications of the authenticated user",
+        scopes=("notifications",),
         options=(Option("all"), Option("participating"), *_PAGING),
         example="runtime github notification list all=true",
     ),
     _rest(
         "team list",
         "Teams of an organization",
+        scopes=("read:org",),
         positionals=(Positional("ORG"),),
         options=_PAGING,
         example="runtime github team list acme",
@@ -84,6 +87,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "repo create",
         "Create a repository (in an organization with org=)",
         effect="write",
+        scopes=("repo",),
         options=(
             Option("name", required=True),
             Option("org"),
@@ -120,6 +124,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "file put",
         "Create or update a file's content (the text is base64-encoded for you)",
         effect="write",
+        scopes=("repo",),
         positionals=(Positional("OWNER/REPO"), Positional("PATH")),
         options=(
             Option("message", required=True),
@@ -172,12 +177,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "pr create",
         "Open a pull request (gh pr create)",
         effect="write",
+        scopes=("repo",),
         example="runtime github pr create --repo acme/site --title T --body B --head feature",
     ),
     _gh(
         "issue create",
         "Open an issue (gh issue create)",
         effect="write",
+        scopes=("repo",),
         example="runtime github issue create --repo acme/site --title T --body B",
     ),
     _gh(
@@ -198,6 +205,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "workflow run",
         "Dispatch a workflow (gh workflow run)",
         effect="write",
+        scopes=("workflow",),
         positionals=(Positional("WORKFLOW"),),
         example="runtime github workflow run ci.yml --repo acme/site --ref main",
     ),
@@ -228,6 +236,14 @@ class GitHubProvider:
         from providers.github.ops import check_token
 
         return check_token(environ, services, host, token)
+
+    def ping(
+        self, environ: object, services: object, host: str, timeout: float, max_bytes: int
+    ) -> int:
+        """Read-only and bounded: does the host answer? Its HTTP status."""
+        from providers.github.ops import ping
+
+        return ping(environ, services, host, timeout, max_bytes)
 
 
 PROVIDER = GitHubProvider()

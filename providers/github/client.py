@@ -75,8 +75,10 @@ class GitHubHTTP:
         environ: Mapping[str, str],
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        check_host: Callable[[str], None] | None = None,
     ) -> None:
         self.endpoints = endpoints
+        self.check_host = check_host  # the capability's network rule, before every connection
         self._token = token
         self.sleep = sleep
         self.clock = clock
@@ -148,6 +150,8 @@ class GitHubHTTP:
             url = str(httpx.URL(url).copy_merge_params(params))
             params = None
         for _ in range(MAX_REDIRECTS + 1):
+            if self.check_host is not None:
+                self.check_host(urlsplit(url).hostname or "")
             headers = {}
             if _origin(url) in (home, graphql_home):
                 headers["Authorization"] = f"Bearer {self._token}"
@@ -249,12 +253,7 @@ class GitHubHTTP:
                 docs = str(body.get("documentation_url") or "")
                 errors = body.get("errors")
                 if isinstance(errors, list) and errors:
-                    details = [
-                        str(e.get("message") or e.get("code") or e)
-                        if isinstance(e, dict)
-                        else str(e)
-                        for e in errors[:3]
-                    ]
+                    details = [_error_detail(e) for e in errors[:3]]
                     message += " (" + "; ".join(details) + ")"
         except (ValueError, UnicodeDecodeError):
             pass
@@ -316,6 +315,16 @@ class GitHubHTTP:
                 f"GraphQL error: {_short(messages, 400)}", http_status=response.status, data=data
             )
         return response
+
+
+def _error_detail(error: Any) -> str:
+    """One entry of GitHub's `errors` list: "Label.color invalid", or its message."""
+    if not isinstance(error, dict):
+        return str(error)
+    if error.get("message"):
+        return str(error["message"])
+    where = ".".join(str(error[k]) for k in ("resource", "field") if error.get(k))
+    return f"{where} {error.get('code', '')}".strip() or str(error)
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -52,6 +52,7 @@ def run_gh(
                 f"gh {' '.join(run)} is denied ({source})",
                 hint="`runtime policy show` lists the denied argument runs",
             )
+    env.check_host(endpoints.api_host)
     path = shutil.which("gh", path=env.environ.get("PATH", ""))
     if path is None:
         raise StepError(

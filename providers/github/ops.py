@@ -45,6 +45,8 @@ REST_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/repos/{owner}/{repo}/contents/{path}"),
     ("PUT", "/repos/{owner}/{repo}/contents/{path}"),
 )
+# Routes `preflight --live` reads (besides GET /user): does the host answer at all.
+PROBE_ROUTES: tuple[tuple[str, str], ...] = (("GET", "/"),)
 GRAPHQL_QUERIES: tuple[str, ...] = (REPO_SUMMARY_QUERY,)
 
 
@@ -74,7 +76,7 @@ def client(env: StepEnvironment) -> GitHubHTTP:
     cache = env.services.cache
     if key not in cache:
         token = env.services.auth.require("github", endpoints.host).value
-        http = GitHubHTTP(endpoints, token, env.environ)
+        http = GitHubHTTP(endpoints, token, env.environ, check_host=env.check_host)
         cache[key] = http
         env.services.on_close(http.close)
     found: GitHubHTTP = cache[key]
@@ -238,9 +240,21 @@ def repo_view(call: BoundCall, env: StepEnvironment) -> StepOutcome:
 
 
 def repo_create(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    pairs = [(k, v) for k, v in call.options if k != "org"]
-    body = build_body(pairs)
     org = call.option("org")
+    pairs = [(k, v) for k, v in call.options if k != "org"]
+    if not org:
+        # POST /user/repos has no `visibility`: GitHub would ignore it and create a public
+        # repository, so it is translated to `private` (internal exists only in organizations).
+        visibility = call.option("visibility")
+        if visibility is not None:
+            if visibility not in ("private", "public"):
+                raise StepError(
+                    f"visibility={visibility} is only possible in an organization",
+                    hint="add org=ORG, or use visibility=private / public",
+                )
+            pairs = [(k, v) for k, v in pairs if k not in ("visibility", "private")]
+            pairs.append(("private", "true" if visibility == "private" else "false"))
+    body = build_body(pairs)
     path = f"/orgs/{quote(org, safe='')}/repos" if org else "/user/repos"
     r = client(env).request("POST", path, body=body)
     return _ok(r.data, f"created {r.data.get('full_name')} ({r.data.get('html_url')})", r.status)
@@ -414,3 +428,26 @@ def check_token(environ: Any, services: Any, host: str, token: str) -> dict[str,
     scopes = [s.strip() for s in raw.split(",") if s.strip()] if raw is not None else None
     login = r.data.get("login") if isinstance(r.data, dict) else None
     return {"login": login, "scopes": scopes}
+
+
+def ping(environ: Any, services: Any, host: str, timeout: float, max_bytes: int) -> int:
+    """Read-only and bounded: GET the REST root of the host that serves ``host``; its status."""
+    import httpx
+
+    from providers.github.client import ssl_context
+
+    endpoints = endpoints_for(environ, services)
+    url = endpoints.api + "/" if host in endpoints.network_hosts else f"https://{host}/"
+    try:
+        with (
+            httpx.Client(timeout=timeout, verify=ssl_context(environ), trust_env=False) as http,
+            http.stream("GET", url) as response,
+        ):
+            read = 0
+            for chunk in response.iter_bytes():
+                read += len(chunk)
+                if read >= max_bytes:
+                    break
+            return response.status_code
+    except httpx.HTTPError as exc:
+        raise StepError(f"{host} did not answer ({type(exc).__name__})") from None

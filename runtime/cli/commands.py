@@ -240,6 +240,7 @@ def show_cmd(name: str = typer.Argument(..., help="Capability name or path.")) -
         "steps": steps,
         "lineage": [e.to_json() for e in cap.lineage],
         "requires": cap.requires,
+        "requirements": _requirements(ws, cap, problems),
         "problems": [p.to_json() for p in problems],
     }
     if json_mode():
@@ -272,8 +273,29 @@ def show_cmd(name: str = typer.Argument(..., help="Capability name or path.")) -
         out("requires:")
         for key, value in cap.requires.items():
             out(f"  {key}: {value}")
+    if doc["requirements"]:
+        out("requirements (checked by `runtime capability preflight`):")
+        for r in doc["requirements"]:
+            flag = " (optional)" if r["optional"] else ""
+            out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
         out(problem_line(p))
+
+
+def _requirements(ws: Any, cap: Any, problems: list[Any]) -> list[dict[str, Any]]:
+    """Declared and inferred requirements, not checked (inputs are not known here)."""
+    from runtime.plan import build_plan
+    from runtime.preflight import typed_requirements
+    from runtime.redact import Redactor
+    from runtime.requirements import declared, inferred
+    from runtime.services import Services
+    from runtime.validate import check_steps
+
+    if any(p.is_error for p in [*problems, *check_steps(cap, ws.registry, ws.policy)]):
+        return []
+    plan = build_plan(cap, {}, ws, Services(ws, Redactor()))
+    items = [*declared(cap).items, *typed_requirements(cap), *inferred(plan).items]
+    return [r.to_json() for r in items]
 
 
 @capability_app.command("dependents")

@@ -110,9 +110,22 @@ def _sigterm_as_exception() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def plan_json(prepared: Any) -> dict[str, Any]:
+def plan_preflight(prepared: Any) -> Any:
+    """The preflight a plan shows: offline and without version probes (plan starts no process)."""
+    from runtime.preflight import run_preflight
+
+    if not prepared.capability.document.text:  # a direct one-step call has no requirements
+        return None
+    return run_preflight(
+        prepared.services.workspace, prepared.services, prepared.plan, prepared.inputs, probe=False
+    )
+
+
+def plan_json(prepared: Any, report: Any = None) -> dict[str, Any]:
     cap = prepared.capability
+    extra = {"preflight": report.to_json()} if report is not None else {}
     return {
+        **extra,
         "capability": {"path": cap.path, "sha256": cap.sha256},
         "inputs": prepared.redactor.inputs(prepared.inputs),
         "steps": [s.to_json(prepared.redactor) for s in prepared.plan.steps],
@@ -147,6 +160,30 @@ def render_plan_text(prepared: Any) -> None:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
 
 
+def render_preflight_text(report: Any, heading: str = "") -> None:
+    from runtime.cli.render import table
+
+    if heading:
+        out(heading)
+    rows = []
+    for c in report.checks:
+        req = c.requirement
+        flag = "optional" if req.optional else "required"
+        rows.append(
+            (req.id[:48], req.type, req.origin, flag, c.resolution, c.readiness, c.reason[:100])
+        )
+    headers = ("REQUIREMENT", "TYPE", "ORIGIN", "", "RESOLVED", "READY", "REASON")
+    for line in table(rows, headers=headers):
+        out("  " + line)
+    for c in report.checks:
+        if c.fix and c.readiness != "True":
+            out(f"  fix {c.requirement.id}: {c.fix}")
+    for w in report.warnings:
+        out(f"  warning: {w}")
+    if report.cost_hints:
+        out("  cost hints: " + ", ".join(f"{k}={v}" for k, v in report.cost_hints.items()))
+
+
 def _plan_exit(prepared: Any) -> int:
     if prepared.plan.refused:
         return int(ExitCode.POLICY_REFUSED)
@@ -165,17 +202,20 @@ def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
 
 def show_plan(prepared: Any, command: str) -> int:
     code = _plan_exit(prepared)
+    report = plan_preflight(prepared)
     if json_mode():
         doc = {
             "ok": code == 0,
             "exit_code": code,
             "command": command,
             "dry_run": True,
-            **plan_json(prepared),
+            **plan_json(prepared, report),
         }
         emit_json(doc)
     else:
         render_plan_text(prepared)
+        if report is not None:
+            render_preflight_text(report, heading="preflight (offline, no version probes):")
         if code == int(ExitCode.POLICY_REFUSED):
             out(
                 f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run"
@@ -187,13 +227,17 @@ def show_plan(prepared: Any, command: str) -> int:
     return code
 
 
-def run_prepared(ws: Any, prepared: Any, timeout: float | None) -> int:
+def run_prepared(
+    ws: Any, prepared: Any, timeout: float | None, *, preflight: bool = False, strict: bool = False
+) -> int:
     from runtime.audit import new_run_id
-    from runtime.pipeline import execute, gate, record_refusal
+    from runtime.pipeline import execute, gate, preflight_gate, record_refusal
 
     run_id = new_run_id(ws.clock)
     try:
         gate(prepared)
+        if preflight:
+            preflight_gate(prepared, strict)
     except RuntimeFailure as failure:
         record_refusal(ws, prepared, run_id, failure.message, failure.code)
         raise
@@ -254,8 +298,11 @@ def execute_cmd(
     timeout: float = typer.Option(
         None, "--timeout", help="Per-step time limit in seconds (default: policy)."
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse to run when a requirement's readiness is Unknown."
+    ),
 ) -> None:
-    """Run a capability's steps in order, stopping at the first failure."""
+    """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
     from runtime.pipeline import prepare
 
     ws = workspace()
@@ -265,7 +312,7 @@ def execute_cmd(
         raise typer.Exit(show_plan(prepared, "capability execute --dry-run"))
     for p in prepared.warnings:
         err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
-    raise typer.Exit(run_prepared(ws, prepared, timeout))
+    raise typer.Exit(run_prepared(ws, prepared, timeout, preflight=True, strict=strict))
 
 
 @capability_app.command("plan")
@@ -311,3 +358,59 @@ def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
     ensure_home(ws)
     prepared = single_step(ws, provider.name, None, args)
     return run_prepared(ws, prepared, None)
+
+
+@capability_app.command("preflight")
+def preflight_cmd(
+    name: str = typer.Argument(..., help="Capability path or name."),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+    live: bool = typer.Option(
+        False, "--live", help="Add bounded, read-only network checks (token, scopes, hosts)."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Count Unknown readiness as not ready."),
+    runner_capability: list[str] = typer.Option(
+        None,
+        "--runner-capability",
+        help="A capability this runner offers (repeatable; for runnerCapability requirements).",
+    ),
+) -> None:
+    """Check every requirement (declared and inferred): resolution and readiness. Runs no step."""
+    from runtime.pipeline import prepare
+    from runtime.preflight import run_preflight
+
+    ws = workspace()
+    ensure_home(ws)
+    prepared = prepare(ws, name, _parse_inputs(inputs), require_inputs=False)
+    offered = tuple(runner_capability) if runner_capability is not None else None
+    try:
+        report = run_preflight(
+            ws,
+            prepared.services,
+            prepared.plan,
+            prepared.inputs,
+            live=live,
+            strict=strict,
+            runner_capabilities=offered,
+        )
+    finally:
+        prepared.services.close()
+    code = 0 if report.ready else int(ExitCode.MISSING_CAPABILITY)
+    if json_mode():
+        cap = prepared.capability
+        emit_json(
+            {
+                "ok": code == 0,
+                "exit_code": code,
+                "capability": {"path": cap.path, "sha256": cap.sha256},
+                **report.to_json(),
+            }
+        )
+    else:
+        mode = " (live)" if live else " (offline)"
+        render_preflight_text(report, heading=f"preflight of {prepared.capability.path}{mode}:")
+        blocking = report.blocking()
+        if blocking:
+            out(f"not ready: {', '.join(c.requirement.id for c in blocking)}")
+        else:
+            out("ready")
+    raise typer.Exit(code)

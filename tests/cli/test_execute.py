@@ -165,17 +165,15 @@ def test_stop_at_first_failure_reports_not_run_and_applied_steps(cli, work: Path
         capability(
             "version: v1\nworkflow:\n"
             "  - provider: files\n    args: [write, a.txt, one]\n"
-            "  - provider: files\n    args: [write, missing/b.txt, two]\n"
+            "  - provider: files\n    args: [read, binary.dat]\n"
             "  - provider: files\n    args: [write, c.txt, three]\n"
         ),
     )
+    (work / "binary.dat").write_bytes(b"\xff\xfe\x00")
     result = cli("capability", "execute", "cap.md")
     assert result.code == 1
-    assert "parent folder" in result.stdout
-    assert (
-        "failed: step 2 (files write) failed; steps 3 not run" in result.stdout
-        or "failed: step 2 (files write) failed; step 3 not run" in result.stdout
-    )
+    assert "not UTF-8 text" in result.stdout
+    assert "failed: step 2 (files read) failed; step 3 not run" in result.stdout
     assert "note: steps 1 stay applied: capabilities are not transactional" in result.stdout
     assert (work / "a.txt").exists() and not (work / "c.txt").exists()
     doc = cli("--output", "json", "capability", "execute", "cap.md").json()

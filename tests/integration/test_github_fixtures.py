@@ -345,21 +345,6 @@ def test_empty_205_response(cli: Any, replay: Any) -> None:
         assert_replayed(server)
 
 
-@pytest.mark.parametrize(
-    ("scenario", "route"),
-    [("get-root", "/"), ("get-organization", f"/orgs/{ORG}")],
-)
-def test_api_get_returns_the_recorded_body(
-    cli: Any, replay: Any, scenario: str, route: str
-) -> None:
-    with replay(scenario) as server:
-        (recording,) = server.recordings
-        result, step = run(cli, server, "api", "GET", route)
-        assert result.code == 0, step
-        assert step["data"] == recording.json_response(server)
-        assert_replayed(server)
-
-
 def test_replay_server_reports_unrecorded_requests(replay: Any) -> None:
     """The helper itself: an unrecorded request is a 501 listed in ``unmatched``."""
     with replay("get-repository") as server:

@@ -1,0 +1,676 @@
+"""Preflight: does this machine have what the capability needs, here and now?
+
+Each check records two answers, each ``True``, ``False`` or ``Unknown``:
+*resolution* (is the target well defined, does the reference resolve) and
+*readiness* (is it usable now), with a short reason and, when not ready, how
+to fix it. Offline by default; ``live`` adds bounded, read-only network
+checks. A report never contains a secret, a URL's credentials, query or
+fragment, or a remote error text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from runtime.network import NetworkRule
+from runtime.plan import Plan
+from runtime.requirements import Requirement, declared, inferred
+from runtime.workspace import Workspace
+
+TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+VERSION_RE = re.compile(r"(\d+(?:\.\d+)+)")
+PROBE_TIMEOUT = 3.0
+LIVE_TIMEOUT = 5.0
+LIVE_MAX_BYTES = 64 * 1024
+
+
+@dataclass
+class Check:
+    requirement: Requirement
+    resolution: str
+    readiness: str
+    reason: str
+    fix: str | None = None
+    checked_at: str | None = None
+    valid_until: str | None = None
+
+    @property
+    def blocks(self) -> bool:
+        return not self.requirement.optional and self.readiness == FALSE
+
+    def to_json(self) -> dict[str, Any]:
+        doc = self.requirement.to_json()
+        doc.update(
+            {
+                "resolution": self.resolution,
+                "readiness": self.readiness,
+                "reason": self.reason,
+                "fix": self.fix,
+            }
+        )
+        if self.checked_at:
+            doc["checkedAt"] = self.checked_at
+        if self.valid_until:
+            doc["validUntil"] = self.valid_until
+        return doc
+
+
+@dataclass
+class Report:
+    checks: list[Check] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    cost_hints: dict[str, Any] | None = None
+    live: bool = False
+    strict: bool = False
+    probed: bool = True
+
+    def blocking(self) -> list[Check]:
+        return [
+            c
+            for c in self.checks
+            if not c.requirement.optional
+            and (c.readiness == FALSE or (self.strict and c.readiness == UNKNOWN))
+        ]
+
+    @property
+    def ready(self) -> bool:
+        return not self.blocking()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ready": self.ready,
+            "live": self.live,
+            "strict": self.strict,
+            "checks": [c.to_json() for c in self.checks],
+            "blocking": [c.requirement.id for c in self.blocking()],
+            "warnings": self.warnings,
+            "cost_hints": self.cost_hints,
+        }
+
+
+def sanitize_url(url: str) -> str:
+    """Scheme, host, port and path only: no credentials, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass
+class Context:
+    ws: Workspace
+    services: Any
+    plan: Plan
+    inputs: dict[str, str]
+    live: bool
+    probe: bool  # may run `NAME --version` (not in `plan`, which starts no process)
+    now: Callable[[], float]
+    runner_capabilities: tuple[str, ...] | None = None
+    network: NetworkRule | None = None
+    hosts: list[str] = field(default_factory=list)
+
+
+def run_preflight(
+    ws: Workspace,
+    services: Any,
+    plan: Plan,
+    inputs: dict[str, str],
+    *,
+    live: bool = False,
+    strict: bool = False,
+    probe: bool = True,
+    runner_capabilities: tuple[str, ...] | None = None,
+) -> Report:
+    cap = plan.capability
+    decl = declared(cap)
+    inf = inferred(plan)
+    ctx = Context(ws, services, plan, inputs, live, probe, ws.clock, runner_capabilities)
+    ctx.network = NetworkRule.from_requires(cap.requires.get("network"))
+    ctx.hosts = [r.target["host"] for r in inf.items if r.type == "networkHost"]
+    report = Report(
+        warnings=decl.warnings + inf.warnings,
+        cost_hints=decl.cost_hints,
+        live=live,
+        strict=strict,
+        probed=probe,
+    )
+    extra = typed_requirements(cap)
+    for req in [*decl.items, *extra, *inf.items]:
+        report.checks.append(check(req, ctx))
+    _duplicates(report, extra)
+    return report
+
+
+def typed_requirements(cap: Any) -> list[Requirement]:
+    """Declared typed requirements (``metadata.runtime.requirements``)."""
+    return []
+
+
+def _duplicates(report: Report, typed: list[Requirement]) -> None:
+    seen: dict[str, int] = {}
+    for req in typed:
+        seen[req.id] = seen.get(req.id, 0) + 1
+    for rid, count in seen.items():
+        if count > 1:
+            dup = Requirement(
+                f"duplicate-id:{rid}",
+                "duplicateId",
+                {"id": rid},
+                source="metadata.runtime.requirements",
+            )
+            report.checks.append(
+                Check(
+                    dup,
+                    FALSE,
+                    FALSE,
+                    f"requirement id '{rid}' is declared {count} times",
+                    "give each requirement a unique id",
+                )
+            )
+
+
+def _stamp(ctx: Context) -> str:
+    return datetime.fromtimestamp(ctx.now(), UTC).isoformat(timespec="seconds")
+
+
+def check(req: Requirement, ctx: Context) -> Check:
+    if req.origin == "inferred" and req.review_status == "needsReview":
+        return Check(
+            req,
+            UNKNOWN,
+            UNKNOWN,
+            "inferred requirement awaiting review (reviewStatus: needsReview)",
+        )
+    fn = CHECKERS.get(req.type)
+    if fn is None:
+        return Check(req, UNKNOWN, UNKNOWN, f"no check for requirement type '{req.type}'")
+    result = fn(req, ctx)
+    if req.max_age_seconds is not None and result.readiness != UNKNOWN:
+        stamp = result.checked_at or _stamp(ctx)
+        result.checked_at = stamp
+        at = datetime.fromisoformat(stamp)
+        result.valid_until = (at + timedelta(seconds=req.max_age_seconds)).isoformat(
+            timespec="seconds"
+        )
+    return result
+
+
+# -- MDA standard keys ------------------------------------------------------------------------
+
+
+def _which(name: str, ctx: Context) -> str | None:
+    return shutil.which(name, path=ctx.ws.path)
+
+
+def probe_version(path: str, ctx: Context) -> str | None:
+    """``PATH --version``, bounded in time and output; the first dotted number it prints."""
+    from runtime.process import ProcessStartError, run_process
+
+    env = {k: ctx.ws.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL") if k in ctx.ws.environ}
+    try:
+        result = run_process(
+            [path, "--version"],
+            env=env,
+            cwd=ctx.ws.cwd,
+            timeout=PROBE_TIMEOUT,
+            head_bytes=4096,
+            tail_bytes=0,
+        )
+    except (ProcessStartError, OSError, ValueError):
+        return None
+    if result.timed_out:
+        return None
+    match = VERSION_RE.search(result.stdout + "\n" + result.stderr)
+    return match.group(1) if match else None
+
+
+def check_runtime(req: Requirement, ctx: Context) -> Check:
+    from runtime.grammar import parse_runtime_constraint
+
+    constraint = req.target["constraint"]
+    parsed = parse_runtime_constraint(constraint)
+    if parsed is None:
+        return Check(req, FALSE, FALSE, f"'{constraint}' is not a runtime constraint")
+    name, spec = parsed
+    candidates = [name, "python3"] if name == "python" else [name]
+    path = next((p for p in (_which(c, ctx) for c in candidates) if p), None)
+    if path is None:
+        return Check(
+            req, FALSE, FALSE, f"{name} is not on PATH", f"install {name}{spec} or put it on PATH"
+        )
+    if not spec:
+        return Check(req, TRUE, TRUE, f"{name} found at {path}")
+    if not ctx.probe:
+        return Check(
+            req,
+            TRUE,
+            UNKNOWN,
+            f"{name} found at {path}; its version is not probed by plan "
+            "(run `runtime capability preflight`)",
+        )
+    version = probe_version(path, ctx)
+    if version is None:
+        return Check(
+            req, TRUE, UNKNOWN, f"{name} found at {path}, but its version could not be read"
+        )
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        ok = SpecifierSet(spec).contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return Check(req, TRUE, UNKNOWN, f"{name} {version}: not a comparable version")
+    if ok:
+        return Check(req, TRUE, TRUE, f"{name} {version} at {path} satisfies {spec}")
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        f"{name} {version} at {path} does not satisfy {spec}",
+        f"install {name}{spec}",
+    )
+
+
+def check_tool(req: Requirement, ctx: Context) -> Check:
+    return Check(
+        req, TRUE, UNKNOWN, "tools are opaque names (MDA §10-3.2): recorded, never matched"
+    )
+
+
+def check_package(req: Requirement, ctx: Context) -> Check:
+    name = req.target["name"]
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+\-]*", name):
+        path = _which(name, ctx)
+        if path:
+            return Check(req, TRUE, TRUE, f"{name} found on PATH at {path}")
+        return Check(
+            req,
+            UNKNOWN,
+            UNKNOWN,
+            f"{name} is not an executable on PATH; other kinds of package cannot be checked",
+            f"install {name} if the capability needs it",
+        )
+    return Check(req, UNKNOWN, UNKNOWN, f"'{name}' is not a package the runtime can check")
+
+
+def check_network(req: Requirement, ctx: Context) -> Check:
+    rule = ctx.network
+    if rule is None:
+        return Check(req, FALSE, FALSE, f"malformed network value {req.target.get('rule')!r}")
+    if not ctx.hosts:
+        return Check(req, TRUE, TRUE, f"{rule.describe()}; no step contacts a network host")
+    verdicts = [(h, *rule.check(h, resolve=False)) for h in ctx.hosts]
+    refused = [f"{h} ({why})" for h, ok, why in verdicts if ok is False]
+    if refused:
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            f"{rule.describe()}, but steps contact: {'; '.join(refused)}",
+            "remove those steps, or change requires.network deliberately",
+        )
+    unknown = [h for h, ok, _ in verdicts if ok is None]
+    if unknown:
+        return Check(
+            req,
+            TRUE,
+            UNKNOWN,
+            f"{rule.describe()}; cannot tell offline whether {', '.join(unknown)} "
+            "is local (enforced when the step runs)",
+        )
+    return Check(req, TRUE, TRUE, f"{rule.describe()} covers {', '.join(ctx.hosts)}")
+
+
+def check_model(req: Requirement, ctx: Context) -> Check:
+    return Check(req, TRUE, UNKNOWN, "runtime runs no language model: shown, never a refusal")
+
+
+# -- inferred ------------------------------------------------------------------------------------
+
+
+def check_operation(req: Requirement, ctx: Context) -> Check:
+    provider = ctx.ws.registry.get(req.target["provider"])
+    if provider is None:
+        why = ctx.ws.registry.broken.get(req.target["provider"], "not registered")
+        return Check(
+            req, FALSE, FALSE, f"provider {req.target['provider']}: {why}", "install the provider"
+        )
+    names = {op.name for op in provider.operations}
+    if req.target["operation"] not in names:
+        return Check(
+            req, FALSE, FALSE, f"{provider.name} has no operation {req.target['operation']}"
+        )
+    return Check(req, TRUE, TRUE, f"{provider.name} {req.target['operation']} is registered")
+
+
+def check_executable(req: Requirement, ctx: Context) -> Check:
+    name = req.target["name"]
+    listed = ctx.ws.policy.binary_listed(name)
+    path = _which(name, ctx)
+    if path is None:
+        return Check(
+            req, FALSE, FALSE, f"{name} is not on PATH", f"install {name} or put it on PATH"
+        )
+    if not os.access(path, os.X_OK):
+        return Check(req, TRUE, FALSE, f"{path} is not executable", f"chmod +x {path}")
+    version = req.target.get("version")
+    if version and req.origin == "declared":
+        if not ctx.live:
+            return Check(
+                req,
+                TRUE,
+                UNKNOWN,
+                f"{name} at {path}; version {version} is not probed offline (--live)",
+            )
+        found = probe_version(path, ctx)
+        if found is None:
+            return Check(
+                req,
+                TRUE,
+                UNKNOWN,
+                f"{name} at {path}; its version could not be read",
+                checked_at=_stamp(ctx),
+            )
+        return _version_check(req, ctx, name, path, found, version)
+    extra = "" if req.origin == "declared" or listed else " (not in allowed_binaries)"
+    return Check(req, TRUE, TRUE, f"{name} at {path}{extra}")
+
+
+def _version_check(
+    req: Requirement, ctx: Context, name: str, path: str, found: str, wanted: str
+) -> Check:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    stamp = _stamp(ctx)
+    try:
+        spec = SpecifierSet(wanted if wanted[:1] in "<>=!~" else f"=={wanted}")
+        ok = spec.contains(Version(found), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return Check(
+            req, TRUE, UNKNOWN, f"{name} {found}: cannot compare with '{wanted}'", checked_at=stamp
+        )
+    if ok:
+        return Check(
+            req, TRUE, TRUE, f"{name} {found} at {path} satisfies {wanted}", checked_at=stamp
+        )
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        f"{name} {found} at {path} does not satisfy {wanted}",
+        f"install {name} {wanted}",
+        checked_at=stamp,
+    )
+
+
+def check_credential(req: Requirement, ctx: Context) -> Check:
+    auth = ctx.services.auth
+    if "env" in req.target:  # declared typed credential: only whether the variable is set
+        var = req.target["env"]
+        if ctx.ws.environ.get(var):
+            return Check(req, TRUE, TRUE, f"{var} is set")
+        return Check(req, TRUE, FALSE, f"{var} is not set", f"export {var}=...")
+    host = req.target.get("host") or auth.default_host()
+    found = auth.lookup(req.target["name"], host)
+    if found.credential is None:
+        why = f" ({found.problem})" if found.problem else ""
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            f"no {req.target['name']} credential for {host}: looked in "
+            f"{', '.join(found.tried)}{why}",
+            auth.fix_hint(host, found.problem is not None),
+        )
+    if not ctx.live:
+        return Check(
+            req,
+            TRUE,
+            TRUE,
+            f"{req.target['name']} credential for {host} from {found.credential.source}",
+        )
+    return _live_credential(req, ctx, host, found.credential.value, found.credential.source)
+
+
+SCOPE_PARENTS = {
+    "public_repo": "repo",
+    "repo:status": "repo",
+    "repo_deployment": "repo",
+    "repo:invite": "repo",
+    "read:org": "admin:org",
+    "write:org": "admin:org",
+    "notifications": "repo",
+}
+
+
+def _covered(scope: str, granted: set[str]) -> bool:
+    if scope in granted:
+        return True
+    parent = SCOPE_PARENTS.get(scope)
+    if parent and parent in granted:
+        return True
+    return scope == "read:org" and "write:org" in granted
+
+
+def _live_credential(req: Requirement, ctx: Context, host: str, token: str, source: str) -> Check:
+    from runtime.execution import StepError
+
+    stamp = _stamp(ctx)
+    provider = ctx.ws.registry.get("github")
+    checker = getattr(provider, "check_token", None)
+    if checker is None:
+        return Check(
+            req, TRUE, UNKNOWN, "the github provider cannot check tokens", checked_at=stamp
+        )
+    environ = {
+        **ctx.ws.environ,
+        "RUNTIME_GITHUB_TIMEOUT": str(LIVE_TIMEOUT),
+        "RUNTIME_GITHUB_MAX_WAIT": "0",
+    }
+    try:
+        user = checker(environ, ctx.services, host, token)
+    except StepError as exc:
+        status = exc.http_status
+        if status == 401:
+            return Check(
+                req,
+                TRUE,
+                FALSE,
+                f"the token from {source} was rejected by {host} (401)",
+                ctx.services.auth.fix_hint(host),
+                checked_at=stamp,
+            )
+        if status is not None:
+            return Check(
+                req, TRUE, FALSE, f"{host} answered {status} to GET /user", checked_at=stamp
+            )
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            f"{host} did not answer",
+            "check the network and the host",
+            checked_at=stamp,
+        )
+    needed = req.target.get("scopes") or []
+    scopes = user.get("scopes")
+    login = user.get("login")
+    if needed and scopes is None:
+        return Check(
+            req,
+            TRUE,
+            UNKNOWN,
+            f"valid for {host} (login {login}); the token reports no scopes "
+            f"(fine-grained?), so {', '.join(needed)} cannot be checked",
+            checked_at=stamp,
+        )
+    missing = [s for s in needed if not _covered(s, set(scopes or []))]
+    if missing:
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            f"valid for {host} (login {login}) but lacks scope {', '.join(missing)}",
+            f"create a token with {', '.join(missing)}",
+            checked_at=stamp,
+        )
+    return Check(
+        req,
+        TRUE,
+        TRUE,
+        f"valid for {host} (login {login})" + (f" with {', '.join(needed)}" if needed else ""),
+        checked_at=stamp,
+    )
+
+
+def check_host(req: Requirement, ctx: Context) -> Check:
+    host = req.target["host"]
+    verdict: tuple[bool | None, str] = (True, "no network rule declared")
+    if ctx.network is not None:
+        verdict = ctx.network.check(host, resolve=False)
+    if verdict[0] is False:
+        return Check(req, TRUE, FALSE, verdict[1], "change requires.network, or the steps")
+    if not ctx.live:
+        return Check(req, TRUE, UNKNOWN if verdict[0] is None else TRUE, verdict[1])
+    return _live_host(req, ctx, host)
+
+
+def _live_host(req: Requirement, ctx: Context, host: str) -> Check:
+    """A bounded, read-only GET of the API root: does the host answer at all?"""
+    from runtime.execution import StepError
+
+    stamp = _stamp(ctx)
+    provider = ctx.ws.registry.get("github")
+    pinger = getattr(provider, "ping", None)
+    if pinger is None:
+        return Check(req, TRUE, UNKNOWN, f"no live check for {host}", checked_at=stamp)
+    try:
+        status = pinger(ctx.ws.environ, ctx.services, host, LIVE_TIMEOUT, LIVE_MAX_BYTES)
+    except StepError:
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            f"{host} did not answer",
+            "check the network and the host",
+            checked_at=stamp,
+        )
+    return Check(req, TRUE, TRUE, f"{host} answered (HTTP {status})", checked_at=stamp)
+
+
+def _created_by_earlier(
+    ctx: Context, path: str, step: int | None, kinds: tuple[str, ...]
+) -> int | None:
+    for s in ctx.plan.steps:
+        if step is not None and s.index >= step:
+            break
+        if s.operation is None or s.operation.name not in kinds:
+            continue
+        for p, _ in s.inspection.paths:
+            if p == path:
+                return s.index
+    return None
+
+
+def _binary_before(ctx: Context, step: int | None) -> bool:
+    return any(s.binary is not None and (step is None or s.index < step) for s in ctx.plan.steps)
+
+
+def check_path(req: Requirement, ctx: Context) -> Check:
+    path = req.target["path"]
+    if req.origin == "declared":
+        return _declared_path(req, ctx)
+    op = req.target.get("operation")
+    step = req.step
+    p = Path(path)
+    if op in ("read", "list", "delete"):
+        if p.exists():
+            need = os.R_OK if op != "delete" else os.W_OK
+            target = p if op != "delete" else p.parent
+            if os.access(target, need):
+                return Check(req, TRUE, TRUE, f"{path} exists")
+            return Check(
+                req,
+                TRUE,
+                FALSE,
+                f"{path} exists but is not {'readable' if op != 'delete' else 'removable'}",
+            )
+        made = _created_by_earlier(ctx, path, step, ("write", "append", "mkdir"))
+        if made is not None:
+            return Check(req, TRUE, TRUE, f"{path} is created by step {made}")
+        if _binary_before(ctx, step):
+            return Check(
+                req,
+                TRUE,
+                UNKNOWN,
+                f"{path} does not exist yet; an earlier binary step may create it",
+            )
+        return Check(req, TRUE, FALSE, f"{path} does not exist", "create it first, or fix the path")
+    parent = str(p.parent)
+    if op == "mkdir" and p.is_dir():
+        return Check(req, TRUE, TRUE, f"{path} already exists")
+    if p.exists() and op in ("write", "append") and not os.access(p, os.W_OK):
+        return Check(req, TRUE, FALSE, f"{path} is not writable")
+    if Path(parent).is_dir():
+        if os.access(parent, os.W_OK | os.X_OK):
+            return Check(req, TRUE, TRUE, f"{parent} is writable")
+        return Check(req, TRUE, FALSE, f"{parent} is not writable")
+    made = _created_by_earlier(ctx, parent, step, ("mkdir",))
+    if made is not None:
+        return Check(req, TRUE, TRUE, f"its folder {parent} is created by step {made}")
+    if _binary_before(ctx, step):
+        return Check(
+            req, TRUE, UNKNOWN, f"{parent} does not exist yet; an earlier binary step may create it"
+        )
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        f"the folder {parent} does not exist",
+        f"add a `files mkdir {parent}` step first",
+    )
+
+
+def _declared_path(req: Requirement, ctx: Context) -> Check:
+    raw = req.target["path"]
+    p = Path(os.path.expanduser(raw))
+    p = p if p.is_absolute() else ctx.ws.cwd / p
+    if not p.exists():
+        return Check(req, TRUE, FALSE, f"{raw} does not exist", "create it, or fix the path")
+    flags = {"read": os.R_OK, "write": os.W_OK, "execute": os.X_OK}
+    missing = [a for a in req.target.get("access", []) if not os.access(p, flags.get(a, 0))]
+    if missing:
+        return Check(req, TRUE, FALSE, f"{raw}: no {', '.join(missing)} permission")
+    return Check(req, TRUE, TRUE, f"{raw}: {', '.join(req.target.get('access', []))} allowed")
+
+
+def check_input(req: Requirement, ctx: Context) -> Check:
+    name = req.target["name"]
+    if name in ctx.inputs:
+        return Check(req, TRUE, TRUE, f"input {name} is supplied")
+    return Check(req, TRUE, FALSE, f"required input {name} is not supplied", f"--input {name}=...")
+
+
+CHECKERS: dict[str, Callable[[Requirement, Context], Check]] = {
+    "runtime": check_runtime,
+    "tool": check_tool,
+    "package": check_package,
+    "network": check_network,
+    "model": check_model,
+    "providerOperation": check_operation,
+    "executable": check_executable,
+    "credential": check_credential,
+    "networkHost": check_host,
+    "localPath": check_path,
+    "input": check_input,
+}

@@ -1,0 +1,351 @@
+"""Requirements and preflight: MDA `requires`, inferred requirements, live checks, the execute gate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import capability, check_schema, write
+from tests.github_double import GitHubDouble
+
+TOKEN = "ghp_" + "Pr3fl1ght" * 4
+
+
+def cap_with(requires: str, body: str) -> str:
+    fm = f"metadata:\n  mda:\n    requires:\n{requires}"
+    return capability(body, fm)
+
+
+LIST_STEP = "version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"
+
+
+def preflight(
+    cli: Any, *args: str, extra: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    result = cli("--output", "json", "capability", "preflight", *args, extra_env=extra)
+    doc = result.json()
+    if "checks" in doc:
+        check_schema(doc, "preflight")
+    return result.code, doc
+
+
+def by_id(doc: dict[str, Any], rid: str) -> dict[str, Any]:
+    found = [c for c in doc["checks"] if c["id"] == rid]
+    assert found, [c["id"] for c in doc["checks"]]
+    return found[0]
+
+
+def fake_tool(folder: Path, name: str, script: str) -> Path:
+    path = folder / name
+    write(path, "#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return path
+
+
+# -- MDA standard keys --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("constraint", "readiness", "code"),
+    [
+        ("tool>=1.2", "True", 0),
+        ("tool>=2", "False", 5),
+        ("tool==1.4.0", "False", 5),
+        ("tool", "True", 0),
+        ("mute>=1", "Unknown", 0),
+        ("absent>=1", "False", 5),
+    ],
+)
+def test_runtime_constraints(
+    cli, work: Path, tmp_path: Path, constraint: str, readiness: str, code: int
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir, "tool", "echo 'tool version 1.4.2 (build 7)'\n")
+    fake_tool(bin_dir, "mute", "exit 0\n")
+    write(work / "cap.md", cap_with(f'      runtime: ["{constraint}"]\n', LIST_STEP))
+    got, doc = preflight(cli, "cap.md", extra={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert got == code
+    check = by_id(doc, f"runtime:{constraint}")
+    assert check["readiness"] == readiness, check
+    assert check["origin"] == "declared"
+
+
+def test_runtime_constraints_are_and_combined_and_python_means_python3(cli, work: Path) -> None:
+    write(work / "cap.md", cap_with('      runtime: ["python>=3.8", "git>=2.0"]\n', LIST_STEP))
+    code, doc = preflight(cli, "cap.md")
+    assert code == 0
+    assert [by_id(doc, i)["readiness"] for i in ("runtime:python>=3.8", "runtime:git>=2.0")] == [
+        "True",
+        "True",
+    ]
+    write(work / "cap.md", cap_with('      runtime: ["python>=3.8", "git>=99"]\n', LIST_STEP))
+    code, doc = preflight(cli, "cap.md")
+    assert code == 5 and doc["blocking"] == ["runtime:git>=99"]
+
+
+def test_packages_tools_model_and_cost_hints(cli, work: Path, tmp_path: Path) -> None:
+    requires = (
+        '      packages: ["git", "surely-not-installed-pkg", "@example/sdk@^2"]\n'
+        '      tools: ["Read", "Bash(jq:*)"]\n'
+        "      model: { min-context: 200000, vision: true }\n"
+        "      cost-hints: { tokens-per-call: 5000, paid-apis: [openai] }\n"
+        "      gpu: { vram-gb: 16 }\n"
+    )
+    write(work / "cap.md", cap_with(requires, LIST_STEP))
+    code, doc = preflight(cli, "cap.md")
+    assert code == 0  # Unknown never blocks by default
+    assert by_id(doc, "package:git")["readiness"] == "True"
+    assert by_id(doc, "package:surely-not-installed-pkg")["readiness"] == "Unknown"
+    assert by_id(doc, "package:@example/sdk@^2")["readiness"] == "Unknown"
+    assert by_id(doc, "tool:Read")["readiness"] == "Unknown"
+    assert by_id(doc, "model")["readiness"] == "Unknown"
+    assert doc["cost_hints"] == {"tokens-per-call": "5000", "paid-apis": ["openai"]}
+    assert doc["warnings"] == ["requires key 'gpu' is not a standard key: shown, not checked"]
+    strict, sdoc = preflight(cli, "cap.md", "--strict")
+    assert strict == 5 and "tool:Read" in sdoc["blocking"]
+    text = cli("capability", "preflight", "cap.md").stdout
+    assert "cost hints: tokens-per-call=5000" in text
+    shown = cli("capability", "show", "cap.md").stdout
+    assert "cost-hints" in shown and "package:git  [package, declared]" in shown
+
+
+# -- inferred ---------------------------------------------------------------------------------------
+
+
+def test_inferred_requirements_for_every_step_kind(cli, work: Path, tmp_path: Path) -> None:
+    body = (
+        "version: v1\ninputs:\n  dir:\n    required: true\n  missing:\n    required: true\n"
+        "workflow:\n"
+        '  - provider: files\n    args: [mkdir, "${dir}"]\n'
+        '  - provider: files\n    args: [write, "${dir}/a.txt", x]\n'
+        '  - provider: files\n    args: [read, "${dir}/a.txt"]\n'
+        "  - provider: files\n    args: [read, absent.txt]\n"
+        "  - binary: git\n    args: [status]\n"
+        "  - binary: jq\n    args: [.]\n"
+        "  - provider: github\n    args: [repo, view, cli/cli]\n"
+    )
+    write(work / "cap.md", capability(body))
+    env = {"PATH": "/usr/bin:/bin", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    code, doc = preflight(cli, "cap.md", "--input", "dir=out", extra=env)
+    assert code == 5
+    assert all(c["origin"] == "inferred" for c in doc["checks"])
+    ready = {c["id"]: c["readiness"] for c in doc["checks"]}
+    assert ready["input:dir"] == "True" and ready["input:missing"] == "False"
+    assert ready["operation:files mkdir"] == "True"
+    assert ready[f"path:write:{work / 'out'}"] == "True"
+    assert (
+        ready[f"path:write:{work / 'out' / 'a.txt'}"] == "True"
+    )  # its folder is created by step 1
+    assert ready[f"path:read:{work / 'out' / 'a.txt'}"] == "True"  # written by step 2
+    assert ready[f"path:read:{work / 'absent.txt'}"] == "False"
+    assert ready["binary:git"] == "True"
+    assert ready["credential:github:github.com"] == "False"
+    assert ready["host:api.github.com"] == "True"
+    assert "binary:jq" in ready
+    assert by_id(doc, "credential:github:github.com")["fix"].startswith(
+        "export RUNTIME_GITHUB_TOKEN"
+    )
+    assert set(doc["blocking"]) >= {
+        "input:missing",
+        f"path:read:{work / 'absent.txt'}",
+        "credential:github:github.com",
+    }
+
+
+# -- network ----------------------------------------------------------------------------------------
+
+GITHUB_STEP = "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, acme/app]\n"
+
+
+@pytest.fixture
+def gh() -> Iterator[GitHubDouble]:
+    with GitHubDouble(token=TOKEN) as double:
+        double.add_org("acme")
+        double.add_repo("acme", "app")
+        yield double
+
+
+@pytest.fixture
+def genv(gh: GitHubDouble) -> dict[str, str]:
+    return {
+        "GITHUB_API_URL": gh.api_url,
+        "GITHUB_GRAPHQL_URL": gh.graphql_url,
+        "RUNTIME_GITHUB_TOKEN": TOKEN,
+    }
+
+
+@pytest.mark.parametrize(
+    ("rule", "ready", "code"),
+    [
+        ("none", "False", 5),
+        ("local", "True", 0),
+        ("public", "True", 0),
+        ('["127.0.0.*"]', "True", 0),
+        ('["api.github.com"]', "False", 5),
+    ],
+)
+def test_network_rule_against_a_loopback_host(
+    cli, work: Path, gh: GitHubDouble, genv, rule: str, ready: str, code: int
+) -> None:
+    write(work / "cap.md", cap_with(f"      network: {rule}\n", GITHUB_STEP))
+    got, doc = preflight(cli, "cap.md", extra=genv)
+    assert got == code
+    assert by_id(doc, "network")["readiness"] == ready
+    gh.reset_counters()
+    run = cli("capability", "execute", "cap.md", extra_env=genv)
+    assert run.code == code
+    if code:
+        assert "missing capability: network" in run.stderr and "nothing ran" in run.stderr
+        assert gh.requests == []
+
+
+def test_network_local_refuses_github_com(cli, work: Path) -> None:
+    write(work / "cap.md", cap_with("      network: local\n", GITHUB_STEP))
+    code, doc = preflight(cli, "cap.md", extra={"RUNTIME_GITHUB_TOKEN": TOKEN})
+    assert code == 5
+    assert "api.github.com is not a local address" in by_id(doc, "host:api.github.com")["reason"]
+
+
+def test_network_rule_is_enforced_at_execution_on_redirects(
+    cli, work: Path, gh: GitHubDouble, genv
+) -> None:
+    with GitHubDouble(token=TOKEN) as other:
+        other.add_org("acme")
+        other.add_repo("acme", "app")
+        target = other.base_url.replace("127.0.0.1", "localhost")
+        gh.inject_redirect("/repos/acme/app$", target)
+        write(work / "cap.md", cap_with('      network: ["127.0.0.1"]\n', GITHUB_STEP))
+        result = cli("--output", "json", "capability", "execute", "cap.md", extra_env=genv)
+        assert result.code == 5
+        step = result.json()["steps"][0]
+        assert step["status"] == "missing-capability"
+        assert "localhost matches none of 127.0.0.1" in step["error"]
+        assert other.requests == []
+
+
+# -- live -------------------------------------------------------------------------------------------
+
+
+WRITE_STEPS = (
+    "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, acme/app]\n"
+    "  - provider: github\n    args: [workflow, run, ci.yml, --repo, acme/app]\n"
+)
+
+
+def test_live_valid_token_with_scopes(cli, work: Path, gh: GitHubDouble, genv, home: Path) -> None:
+    write(work / "cap.md", capability(WRITE_STEPS))
+    code, doc = preflight(cli, "cap.md", "--live", extra=genv)
+    cred = by_id(doc, f"credential:github:{gh.host}")
+    assert code == 0, doc["blocking"]
+    assert (
+        cred["readiness"] == "True" and "octocat" in cred["reason"] and "workflow" in cred["reason"]
+    )
+    assert "checkedAt" in cred
+    assert by_id(doc, "host:127.0.0.1")["readiness"] == "True"
+    writes = [r for r in gh.requests if r.method not in ("GET", "HEAD")]
+    assert writes == []
+
+
+def test_live_missing_scope_bad_token_and_host_down(
+    cli, work: Path, gh: GitHubDouble, genv
+) -> None:
+    write(work / "cap.md", capability(WRITE_STEPS))
+    gh.scopes = ("repo",)
+    code, doc = preflight(cli, "cap.md", "--live", extra=genv)
+    assert code == 5
+    assert "lacks scope workflow" in by_id(doc, f"credential:github:{gh.host}")["reason"]
+    bad = "ghp_" + "Z" * 36
+    code, doc = preflight(cli, "cap.md", "--live", extra={**genv, "RUNTIME_GITHUB_TOKEN": bad})
+    assert code == 5
+    assert "was rejected by" in by_id(doc, f"credential:github:{gh.host}")["reason"]
+    assert bad not in json.dumps(doc)
+    host = gh.host
+    gh.stop()
+    code, doc = preflight(cli, "cap.md", "--live", extra=genv)
+    assert code == 5
+    assert by_id(doc, f"credential:github:{host}")["reason"] == f"{host} did not answer"
+    assert by_id(doc, "host:127.0.0.1")["readiness"] == "False"
+
+
+def test_report_is_secret_free(cli, work: Path, gh: GitHubDouble, genv) -> None:
+    write(work / "cap.md", capability(WRITE_STEPS))
+    gh.inject("/user$", 500, body={"message": f"remote says {TOKEN}"}, count=None)
+    env = {
+        **genv,
+        "GITHUB_API_URL": gh.api_url.replace("http://", "http://user:pw@") + "?q=secret#frag",
+    }
+    for args in (("--live",), ()):
+        result = cli("--output", "json", "capability", "preflight", "cap.md", *args, extra_env=env)
+        text = result.stdout + result.stderr
+        assert TOKEN not in text and "remote says" not in text
+        assert "user:pw" not in text and "q=secret" not in text and "frag" not in text
+
+
+# -- the execute gate -----------------------------------------------------------------------------------
+
+
+def test_execute_gate_refuses_with_nothing_run(cli, work: Path, home: Path) -> None:
+    body = (
+        "version: v1\nworkflow:\n  - provider: files\n    args: [write, first.txt, x]\n"
+        "  - binary: git\n    args: [status]\n"
+    )
+    write(work / "cap.md", cap_with('      runtime: ["git>=99"]\n', body))
+    result = cli("capability", "execute", "cap.md")
+    assert result.code == 5
+    assert "missing capability: runtime:git>=99: git" in result.stderr
+    assert "nothing ran" in result.stderr
+    assert not (work / "first.txt").exists()
+    records = [
+        json.loads(line) for line in (home / "audit" / "audit.jsonl").read_text().splitlines()
+    ]
+    assert records[-1]["event"] == "run.refused" and records[-1]["status"] == "missing-capability"
+    assert not any(r["event"].startswith("step") for r in records)
+
+
+def test_execute_gate_missing_credential_is_exit_4(cli, work: Path) -> None:
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, a.txt, x]\n"
+            "  - provider: github\n    args: [user, get]\n"
+        ),
+    )
+    result = cli(
+        "capability",
+        "execute",
+        "cap.md",
+        extra_env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+    )
+    assert result.code == 4
+    assert "missing credential: credential:github:github.com" in result.stderr
+    assert not (work / "a.txt").exists()
+
+
+def test_unknown_does_not_block_unless_strict(cli, work: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir, "mute", "exit 0\n")
+    write(
+        work / "cap.md",
+        cap_with(
+            '      runtime: ["mute>=1"]\n',
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, a.txt, x]\n",
+        ),
+    )
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    strict = cli("capability", "execute", "--strict", "cap.md", extra_env=env)
+    assert strict.code == 5 and not (work / "a.txt").exists()
+    assert cli("capability", "execute", "cap.md", extra_env=env).code == 0
+
+
+def test_plan_includes_the_preflight(cli, work: Path) -> None:
+    write(work / "cap.md", cap_with('      runtime: ["git>=2"]\n', LIST_STEP))
+    doc = cli("--output", "json", "capability", "plan", "cap.md").json()
+    check_schema(doc, "plan")
+    runtime_check = next(c for c in doc["preflight"]["checks"] if c["id"] == "runtime:git>=2")
+    assert (
+        runtime_check["readiness"] == "Unknown" and "not probed by plan" in runtime_check["reason"]
+    )

@@ -1,0 +1,439 @@
+"""The gh CLI transport end to end: the installed ``runtime`` runs the real ``gh``.
+
+``gh`` treats any host but github.com as GitHub Enterprise Server and only
+speaks HTTPS to it, so the loopback double runs with ``tls=True`` and the
+test's Runtime Home gets a context whose ``github_host`` is the double
+(``localhost:PORT``). ``SSL_CERT_FILE`` (which the policy passes through to
+gh, and which the runtime's own httpx client honours) trusts the double's
+throwaway CA.
+
+What gh receives cannot be seen from the server, so some tests put a fake
+``gh`` first on ``PATH``: a small Python script that records its argv and
+environment (and whether ``GH_CONFIG_DIR`` is an empty folder) to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result, capability, check_schema, require_tool, write
+from tests.github_double import GitHubDouble, SchemaNotInstalledError, load_schema
+
+TOKEN = "rt-gh-cli-token-4c8e1a9f62"  # not shaped like ghp_..., so only registration redacts it
+BOGUS = "rt-callers-own-gh-token-0d7b3e5a91"
+AWS_SECRET = "aws-secret-that-gh-must-not-see-2f6c"
+
+pytestmark = pytest.mark.integration
+
+
+def _require_integration(message: str) -> None:
+    if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
+        pytest.fail(f"{message} (RUNTIME_REQUIRE_INTEGRATION=1 is set, so this is an error)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def graphql_schema() -> None:
+    """gh pr list / pr view / workflow run speak GraphQL: the double needs GitHub's schema."""
+    try:
+        load_schema()
+    except SchemaNotInstalledError as exc:
+        _require_integration(str(exc))
+
+
+@pytest.fixture
+def gh(graphql_schema: None) -> Iterator[GitHubDouble]:
+    require_tool("gh", "the gh CLI transport runs the real gh")
+    require_tool("openssl", "GitHubDouble(tls=True) makes its throwaway CA with openssl")
+    with GitHubDouble(token=TOKEN, tls=True, extra_tokens={BOGUS: "intruder"}) as double:
+        double.add_user("intruder")
+        double.add_org("acme")
+        double.add_repo("acme", "app", description="The app")
+        double.add_pull("acme", "app", "Add retries", head="retries", body="Retries with backoff")
+        double.add_pull("acme", "app", "Fix the build", head="fix-build")
+        double.add_workflow("acme", "app", "CI", path=".github/workflows/ci.yml")
+        double.add_run(
+            "acme", "app", "ci.yml", status="completed", conclusion="success", head_branch="main"
+        )
+        yield double
+
+
+@pytest.fixture
+def host(gh: GitHubDouble) -> str:
+    return f"localhost:{gh.port}"
+
+
+@pytest.fixture
+def run(cli_proc: Callable[..., Result], gh: GitHubDouble, host: str) -> Callable[..., Result]:
+    """``runtime`` as a child process, with a context pointing at the double."""
+    base = {"SSL_CERT_FILE": gh.ca_file, "RUNTIME_GITHUB_TOKEN": TOKEN}
+    made = cli_proc("context", "set", "test", f"github_host={host}", extra_env=base)
+    assert made.code == 0, made.stdout + made.stderr
+
+    def call(*args: str, extra_env: dict[str, str] | None = None, **kw: Any) -> Result:
+        return cli_proc(*args, extra_env={**base, **(extra_env or {})}, **kw)
+
+    return call
+
+
+def audit_text(home: Path) -> str:
+    path = home / "audit" / "audit.jsonl"
+    return path.read_text() if path.exists() else ""
+
+
+def assert_no_token(result: Result, home: Path, *secrets: str) -> None:
+    for secret in secrets or (TOKEN,):
+        assert secret not in result.stdout, result.stdout
+        assert secret not in result.stderr, result.stderr
+        assert secret not in audit_text(home)
+
+
+def assert_runtime_token_only(gh: GitHubDouble) -> None:
+    assert gh.requests, "gh sent nothing to the double"
+    for request in gh.requests:
+        auth = request.headers.get("authorization", "")
+        assert auth.split(" ", 1)[-1] == TOKEN, (request.method, request.path, auth)
+
+
+FAKE_GH = """\
+#!{python}
+import json, os, sys
+config = os.environ.get("GH_CONFIG_DIR")
+entry = {{
+    "argv": sys.argv,
+    "env": dict(os.environ),
+    "config_dir_is_dir": bool(config) and os.path.isdir(config),
+    "config_dir_listing": sorted(os.listdir(config)) if config and os.path.isdir(config) else None,
+}}
+with open({record!r}, "a", encoding="utf-8") as f:
+    f.write(json.dumps(entry) + "\\n")
+mode = {mode!r}
+token = os.environ.get("GH_ENTERPRISE_TOKEN", "")
+if mode == "record":
+    print(json.dumps([{{"number": 7, "title": "from the fake gh"}}]))
+elif mode == "echo":
+    print("gh says: token is " + token)
+    print("gh warns: token is " + token, file=sys.stderr)
+elif mode == "echo-fail":
+    print("HTTP 401: Bad credentials for token " + token, file=sys.stderr)
+    sys.exit(3)
+"""
+
+
+@pytest.fixture
+def fake_gh(tmp_path: Path) -> Callable[[str], tuple[dict[str, str], Path]]:
+    """Install a fake gh; returns (extra env putting it first on PATH, its record file)."""
+
+    def install(mode: str) -> tuple[dict[str, str], Path]:
+        folder = tmp_path / f"fake-gh-{mode}"
+        record = folder / "record.jsonl"
+        script = write(
+            folder / "bin" / "gh",
+            FAKE_GH.format(python=sys.executable, record=str(record), mode=mode),
+        )
+        script.chmod(0o755)
+        return {"PATH": f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}"}, record
+
+    return install
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# ----------------------------------------------------------------- the real gh, real TLS
+
+
+def test_pr_list_json_is_parsed_into_step_data(
+    run: Callable[..., Result], gh: GitHubDouble, home: Path
+) -> None:
+    text = run("github", "pr", "list", "--repo", "acme/app", "--json", "number,title")
+    assert text.code == 0, text.stdout + text.stderr
+    assert '"title":"Add retries"' in text.stdout
+
+    doc = run("-o", "json", "github", "pr", "list", "--repo", "acme/app", "--json", "number,title")
+    assert doc.code == 0, doc.stdout + doc.stderr
+    body = doc.json()
+    check_schema(body, "execute")
+    (step,) = body["steps"]
+    assert step["transport"] == "cli"
+    assert step["status"] == "ok"
+    assert sorted(step["data"], key=lambda pr: pr["number"]) == [
+        {"number": 1, "title": "Add retries"},
+        {"number": 2, "title": "Fix the build"},
+    ]
+    assert any("query PullRequestList" in q["query"] for q in gh.graphql_queries)
+    assert_runtime_token_only(gh)
+    assert_no_token(text, home)
+    assert_no_token(doc, home)
+
+
+def test_pr_view(run: Callable[..., Result], gh: GitHubDouble, home: Path) -> None:
+    result = run("github", "pr", "view", "1", "--repo", "acme/app")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "title:\tAdd retries" in result.stdout
+    assert "number:\t1" in result.stdout
+    assert "Retries with backoff" in result.stdout
+    assert_runtime_token_only(gh)
+    assert_no_token(result, home)
+
+
+def test_run_list(run: Callable[..., Result], gh: GitHubDouble, home: Path) -> None:
+    result = run("github", "run", "list", "--repo", "acme/app")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "completed\tsuccess\tCI" in result.stdout
+    paths = [r.path.partition("?")[0] for r in gh.requests]
+    assert "/api/v3/repos/acme/app/actions/runs" in paths
+    assert_runtime_token_only(gh)
+    assert_no_token(result, home)
+
+
+def test_workflow_run_dispatches(run: Callable[..., Result], gh: GitHubDouble, home: Path) -> None:
+    repo = gh.repo("acme", "app")
+    assert repo is not None
+    result = run("github", "workflow", "run", "ci.yml", "--repo", "acme/app", "--ref", "main")
+    assert result.code == 0, result.stdout + result.stderr
+    assert len(repo.dispatches) == 1
+    dispatch = repo.dispatches[0]
+    assert dispatch["ref"] == "main"
+    assert dispatch["actor"] == "octocat"
+    posts = [r for r in gh.requests if r.method == "POST" and r.path.endswith("/dispatches")]
+    assert len(posts) == 1
+    assert_runtime_token_only(gh)
+    assert_no_token(result, home)
+
+
+def test_the_callers_own_gh_login_is_never_used(
+    run: Callable[..., Result], gh: GitHubDouble, host: str, home: Path, tmp_path: Path
+) -> None:
+    """A gh login of the caller (hosts.yml, GH_CONFIG_DIR, GH_*_TOKEN) must not leak in."""
+    hosts = f"{host}:\n    oauth_token: {BOGUS}\n    user: intruder\n    git_protocol: https\n"
+    caller = tmp_path / "caller"
+    for folder in (caller / ".config" / "gh", caller / "xdg" / "gh", caller / "gh-config"):
+        write(folder / "hosts.yml", hosts)
+        write(folder / "config.yml", "git_protocol: https\nprompt: enabled\n")
+    before = {p: p.read_text() for p in caller.rglob("*.yml")}
+    env = {
+        "HOME": str(caller),
+        "XDG_CONFIG_HOME": str(caller / "xdg"),
+        "GH_CONFIG_DIR": str(caller / "gh-config"),
+        "GH_TOKEN": BOGUS,
+        "GITHUB_TOKEN": BOGUS,
+        "GH_ENTERPRISE_TOKEN": BOGUS,
+        "GITHUB_ENTERPRISE_TOKEN": BOGUS,
+        "GH_HOST": "github.com",
+    }
+    listed = run("github", "pr", "list", "--repo", "acme/app", "--json", "number", extra_env=env)
+    assert listed.code == 0, listed.stdout + listed.stderr
+    dispatched = run(
+        "github", "workflow", "run", "ci.yml", "--repo", "acme/app", "--ref", "main", extra_env=env
+    )
+    assert dispatched.code == 0, dispatched.stdout + dispatched.stderr
+    repo = gh.repo("acme", "app")
+    assert repo is not None
+    assert [d["actor"] for d in repo.dispatches] == ["octocat"]  # not "intruder"
+    assert_runtime_token_only(gh)
+    assert {p: p.read_text() for p in caller.rglob("*.yml")} == before
+    assert_no_token(listed, home, TOKEN, BOGUS)
+    assert_no_token(dispatched, home, TOKEN, BOGUS)
+
+
+# ------------------------------------------------------------------------- a fake gh
+
+
+def test_gh_gets_a_bounded_environment_and_no_token_in_argv(
+    run: Callable[..., Result],
+    fake_gh: Callable[[str], tuple[dict[str, str], Path]],
+    host: str,
+    home: Path,
+    tmp_path: Path,
+) -> None:
+    path_env, record = fake_gh("record")
+    callers_config = tmp_path / "callers-gh-config"
+    write(callers_config / "hosts.yml", f"{host}:\n    oauth_token: {BOGUS}\n")
+    env = {
+        **path_env,
+        "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+        "SOME_UNRELATED_VARIABLE": "unrelated",
+        "GH_TOKEN": BOGUS,
+        "GITHUB_TOKEN": BOGUS,
+        "GH_CONFIG_DIR": str(callers_config),
+        "TZ": "UTC",
+    }
+    result = run(
+        "-o",
+        "json",
+        "github",
+        "pr",
+        "list",
+        "--repo",
+        "acme/app",
+        "--json",
+        "number,title",
+        extra_env=env,
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert result.json()["steps"][0]["data"] == [{"number": 7, "title": "from the fake gh"}]
+
+    (seen,) = records(record)
+    argv, child = seen["argv"], seen["env"]
+    assert argv[1:] == ["pr", "list", "--repo", "acme/app", "--json", "number,title"]
+    assert not any(TOKEN in arg for arg in argv)
+    # the token travels in GH_ENTERPRISE_TOKEN (an enterprise host) and nowhere else
+    assert child["GH_ENTERPRISE_TOKEN"] == TOKEN
+    assert [name for name, value in child.items() if TOKEN in value] == ["GH_ENTERPRISE_TOKEN"]
+    assert child["GH_HOST"] == host
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "RUNTIME_GITHUB_TOKEN"):
+        assert name not in child, name
+    assert "AWS_SECRET_ACCESS_KEY" not in child
+    assert "SOME_UNRELATED_VARIABLE" not in child
+    assert not any(AWS_SECRET in value or BOGUS in value for value in child.values())
+    # gh's own config: a fresh, empty folder, not the caller's, removed afterwards
+    config_dir = Path(child["GH_CONFIG_DIR"])
+    assert config_dir != callers_config
+    assert seen["config_dir_is_dir"] is True
+    assert seen["config_dir_listing"] == []
+    assert not config_dir.exists()
+    # quiet and non-interactive
+    for name, value in {
+        "GH_PROMPT_DISABLED": "1",
+        "GH_NO_UPDATE_NOTIFIER": "1",
+        "GH_PAGER": "cat",
+        "NO_COLOR": "1",
+    }.items():
+        assert child.get(name) == value, name
+    # allow-listed variables pass through
+    assert child["TZ"] == "UTC"
+    assert child["PATH"] == env["PATH"]
+    policy_names = {
+        "PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM",
+        "TMPDIR", "USER", "LOGNAME", "NO_COLOR", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    }  # fmt: skip
+    extra = {name for name in child if name not in policy_names and not name.startswith("GH_")}
+    assert extra == set(), extra
+    assert_no_token(result, home, TOKEN, AWS_SECRET)
+
+
+def test_gh_output_that_echoes_the_token_is_redacted(
+    run: Callable[..., Result],
+    fake_gh: Callable[[str], tuple[dict[str, str], Path]],
+    home: Path,
+) -> None:
+    path_env, _ = fake_gh("echo")
+    text = run("github", "pr", "list", "--repo", "acme/app", extra_env=path_env)
+    assert text.code == 0, text.stdout + text.stderr
+    assert "gh says: token is [REDACTED]" in text.stdout
+    assert "gh warns: token is [REDACTED]" in text.stderr
+    assert_no_token(text, home)
+
+    doc = run("-o", "json", "github", "pr", "list", "--repo", "acme/app", extra_env=path_env)
+    assert doc.code == 0, doc.stdout + doc.stderr
+    step = doc.json()["steps"][0]
+    assert "[REDACTED]" in step["output"]
+    assert_no_token(doc, home)
+
+    path_env, _ = fake_gh("echo-fail")
+    failed = run("github", "pr", "list", "--repo", "acme/app", extra_env=path_env)
+    assert failed.code == 1, failed.stdout + failed.stderr
+    assert "Bad credentials for token [REDACTED]" in failed.stdout + failed.stderr
+    assert "gh pr list exited with code 3" in failed.stdout
+    assert_no_token(failed, home)
+
+
+def test_missing_credential_is_exit_4_before_gh_runs(
+    cli_proc: Callable[..., Result],
+    fake_gh: Callable[[str], tuple[dict[str, str], Path]],
+    gh: GitHubDouble,
+    host: str,
+    work: Path,
+) -> None:
+    path_env, record = fake_gh("record")
+    env = {
+        **path_env,
+        "SSL_CERT_FILE": gh.ca_file,
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",  # an empty keyring
+    }
+    assert cli_proc("context", "set", "test", f"github_host={host}", extra_env=env).code == 0
+
+    result = cli_proc("github", "pr", "list", "--repo", "acme/app", extra_env=env)
+    assert result.code == 4, result.stdout + result.stderr
+    assert f"no github credential for {host}" in result.stdout
+    assert f"hint: run `runtime auth login github --host {host}`" in result.stdout
+    assert "RUNTIME_GITHUB_TOKEN" in result.stdout
+    assert not record.exists(), "gh ran although there was no credential"
+
+    cap = write(
+        work / "dispatch.md",
+        capability(
+            "version: v1\nworkflow:\n"
+            "  - provider: github\n    args: [workflow, run, ci.yml, --repo, acme/app]\n",
+            frontmatter="name: dispatch\ndescription: Dispatch CI\n",
+        ),
+    )
+    doc = cli_proc("-o", "json", "capability", "execute", str(cap), extra_env=env)
+    assert doc.code == 4, doc.stdout + doc.stderr
+    body = doc.json()
+    check_schema(body, "error")  # checked before the first step: nothing ran
+    assert body["exit_code"] == 4
+    assert body["error"]["code"] == "missing-credential"
+    assert body["error"]["message"].endswith("nothing ran")
+    assert f"runtime auth login github --host {host}" in body["error"]["hint"]
+    assert not record.exists()
+    assert gh.requests == []
+
+
+# ------------------------------------------------------------------------ a capability
+
+
+def test_capability_with_gh_steps_end_to_end(
+    run: Callable[..., Result], gh: GitHubDouble, home: Path, work: Path
+) -> None:
+    cap = write(
+        work / "release-check.md",
+        capability(
+            "version: v1\n"
+            "inputs:\n"
+            "  repository:\n    description: OWNER/REPO\n    required: true\n"
+            "  ref:\n    description: Branch to run CI on\n    required: true\n"
+            "workflow:\n"
+            "  - provider: github\n"
+            '    args: [pr, list, --repo, "${repository}", --json, "number,title"]\n'
+            "  - provider: github\n"
+            '    args: [workflow, run, ci.yml, --repo, "${repository}", --ref, "${ref}"]\n'
+            "  - provider: github\n"
+            '    args: [run, list, --repo, "${repository}"]\n',
+            frontmatter="name: release-check\ndescription: Open PRs, then run CI\n",
+            title="Release check",
+        ),
+    )
+    inputs = ("--input", "repository=acme/app", "--input", "ref=main")
+    plan = run("capability", "plan", str(cap), *inputs)
+    assert plan.code == 0, plan.stdout + plan.stderr
+    assert "transport: cli" in plan.stdout
+    assert gh.requests == []  # planning sends nothing
+
+    result = run("-o", "json", "capability", "execute", str(cap), *inputs)
+    assert result.code == 0, result.stdout + result.stderr
+    body = result.json()
+    check_schema(body, "execute")
+    assert [s["status"] for s in body["steps"]] == ["ok", "ok", "ok"]
+    assert [s["operation"] for s in body["steps"]] == ["pr list", "workflow run", "run list"]
+    assert sorted(pr["number"] for pr in body["steps"][0]["data"]) == [1, 2]
+    repo = gh.repo("acme", "app")
+    assert repo is not None
+    assert [d["ref"] for d in repo.dispatches] == ["main"]
+    # the dispatch queued a run, which the third step sees
+    assert body["steps"][2]["data"]["stdout"].count("\tCI\t") == 2
+    assert_runtime_token_only(gh)
+    assert_no_token(result, home)
+    events = [json.loads(line) for line in audit_text(home).splitlines()]
+    steps = [e for e in events if e.get("event") == "step"]
+    assert [e["operation"] for e in steps] == ["pr list", "workflow run", "run list"]
+    assert all(e["transport"] == "cli" and e["status"] == "ok" for e in steps)
