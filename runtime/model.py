@@ -60,6 +60,7 @@ class Capability:
     frontmatter: dict[str, Any] = field(default_factory=dict)
     requires: dict[str, Any] = field(default_factory=dict)
     requires_lines: dict[str, int] = field(default_factory=dict)
+    typed_requirements: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def title(self) -> str | None:

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from runtime.network import NetworkRule
 from runtime.plan import Plan
-from runtime.requirements import Requirement, declared, inferred
+from runtime.requirements import Requirement, _sanitize, declared, inferred
 from runtime.workspace import Workspace
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
@@ -98,11 +97,7 @@ class Report:
 
 def sanitize_url(url: str) -> str:
     """Scheme, host, port and path only: no credentials, query or fragment."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return _sanitize(url)
 
 
 @dataclass
@@ -152,7 +147,9 @@ def run_preflight(
 
 def typed_requirements(cap: Any) -> list[Requirement]:
     """Declared typed requirements (``metadata.runtime.requirements``)."""
-    return []
+    from runtime.typed_requirements import collect
+
+    return collect(cap)
 
 
 def _duplicates(report: Report, typed: list[Requirement]) -> None:
@@ -363,7 +360,7 @@ def check_executable(req: Requirement, ctx: Context) -> Check:
     if not os.access(path, os.X_OK):
         return Check(req, TRUE, FALSE, f"{path} is not executable", f"chmod +x {path}")
     version = req.target.get("version")
-    if version and req.origin == "declared":
+    if version and req.typed:
         if not ctx.live:
             return Check(
                 req,
@@ -381,7 +378,7 @@ def check_executable(req: Requirement, ctx: Context) -> Check:
                 checked_at=_stamp(ctx),
             )
         return _version_check(req, ctx, name, path, found, version)
-    extra = "" if req.origin == "declared" or listed else " (not in allowed_binaries)"
+    extra = "" if req.typed or listed else " (not in allowed_binaries)"
     return Check(req, TRUE, TRUE, f"{name} at {path}{extra}")
 
 
@@ -588,7 +585,7 @@ def _binary_before(ctx: Context, step: int | None) -> bool:
 
 def check_path(req: Requirement, ctx: Context) -> Check:
     path = req.target["path"]
-    if req.origin == "declared":
+    if req.typed:
         return _declared_path(req, ctx)
     op = req.target.get("operation")
     step = req.step
@@ -661,7 +658,119 @@ def check_input(req: Requirement, ctx: Context) -> Check:
     return Check(req, TRUE, FALSE, f"required input {name} is not supplied", f"--input {name}=...")
 
 
+# -- declared typed requirements -----------------------------------------------------------------
+
+
+def check_object_ref(req: Requirement, ctx: Context) -> Check:
+    from runtime.catalog import resolve_name
+    from runtime.context import ContextStore
+
+    kind, name = req.target["kind"], req.target["name"]
+    note = "; generation ignored (this kind has no generations)" if "generation" in req.target else ""
+    if kind == "capability":
+        found = resolve_name(name, ctx.ws.sources)
+        if found is None:
+            return Check(req, FALSE, FALSE, f"no capability named {name} in the capability sources{note}",
+                         "add it to a capability source folder")
+        return Check(req, TRUE, TRUE, f"capability {name} at {found}{note}")
+    if kind == "context":
+        names = ContextStore(ctx.ws.home).names()
+        if name in names:
+            return Check(req, TRUE, TRUE, f"context {name} exists{note}")
+        return Check(req, FALSE, FALSE, f"no context named {name}{note}",
+                     f"runtime context set {name} key=value")
+    # policy: "default" (shipped), "user" (the user policy file), or a path to a policy file
+    if name == "default":
+        return Check(req, TRUE, TRUE, f"the default policy ships with runtime{note}")
+    path = ctx.ws.policy_file if name == "user" else Path(os.path.expanduser(name))
+    if path is not None and not path.is_absolute():
+        path = ctx.ws.cwd / path
+    if path is not None and path.is_file():
+        return Check(req, TRUE, TRUE, f"policy file {path} exists{note}")
+    return Check(req, FALSE, FALSE, f"no policy file for '{name}'{note}")
+
+
+def check_runner_capability(req: Requirement, ctx: Context) -> Check:
+    name = req.target["name"]
+    if ctx.runner_capabilities is None:
+        return Check(req, TRUE, UNKNOWN, "no --runner-capability was given, so the runner's capabilities are unknown")
+    if name in ctx.runner_capabilities:
+        return Check(req, TRUE, TRUE, f"the runner offers {name}", checked_at=_stamp(ctx))
+    return Check(req, TRUE, FALSE, f"the runner does not offer {name}",
+                 f"run on a runner with --runner-capability {name}", checked_at=_stamp(ctx))
+
+
+def check_context_source(req: Requirement, ctx: Context) -> Check:
+    if "path" in req.target:
+        raw = req.target["path"]
+        p = Path(os.path.expanduser(raw))
+        p = p if p.is_absolute() else ctx.ws.cwd / p
+        if p.exists() and os.access(p, os.R_OK):
+            return Check(req, TRUE, TRUE, f"{raw} is readable")
+        return Check(req, TRUE, FALSE, f"{raw} is not readable" if p.exists() else f"{raw} does not exist")
+    url = req.target["url"]
+    shown = sanitize_url(url)
+    if not ctx.live:
+        return Check(req, TRUE, UNKNOWN, f"{shown} is checked only with --live")
+    import httpx
+
+    from runtime.execution import StepError
+
+    stamp = _stamp(ctx)
+    try:
+        verify = _verify(ctx)
+        with httpx.Client(timeout=LIVE_TIMEOUT, verify=verify, trust_env=False) as http:
+            status = http.head(url).status_code
+    except (httpx.HTTPError, StepError, ValueError):
+        return Check(req, TRUE, FALSE, f"{shown} did not answer", checked_at=stamp)
+    if status < 400:
+        return Check(req, TRUE, TRUE, f"{shown} answered HEAD with HTTP {status}", checked_at=stamp)
+    return Check(req, TRUE, FALSE, f"{shown} answered HEAD with HTTP {status}", checked_at=stamp)
+
+
+def _verify(ctx: Context) -> Any:
+    import ssl
+
+    cafile = ctx.ws.environ.get("SSL_CERT_FILE") or None
+    capath = ctx.ws.environ.get("SSL_CERT_DIR") or None
+    return ssl.create_default_context(cafile=cafile, capath=capath)
+
+
+def check_mcp(req: Requirement, ctx: Context) -> Check:
+    url = req.target["serverUrl"]
+    shown = sanitize_url(url)
+    if not ctx.live:
+        return Check(req, TRUE, UNKNOWN, f"MCP server {shown} is checked only with --live")
+    from runtime.mcp_client import discover
+
+    stamp = _stamp(ctx)
+    kind = {"mcpServer": "server", "mcpTool": "tools", "mcpResource": "resources"}[req.type]
+    wanted = req.target.get("name") if req.type == "mcpTool" else req.target.get("uri")
+    try:
+        verify = _verify(ctx)
+    except (OSError, ValueError):
+        verify = True
+    found = discover(url, kind, find=wanted, verify=verify)  # type: ignore[arg-type]
+    if not found.ok:
+        return Check(req, TRUE, FALSE, found.reason, checked_at=stamp)
+    if req.type == "mcpServer":
+        return Check(req, TRUE, TRUE, f"MCP server {shown} answered", checked_at=stamp)
+    what = "tool" if req.type == "mcpTool" else "resource"
+    if wanted in found.names:
+        return Check(req, TRUE, TRUE, f"{shown} lists the {what} {wanted}", checked_at=stamp)
+    if found.cut_off:
+        return Check(req, TRUE, UNKNOWN, f"{what} {wanted} not among the first {found.pages} pages of {shown} "
+                     "(discovery stops there)", checked_at=stamp)
+    return Check(req, TRUE, FALSE, f"{shown} does not list the {what} {wanted}", checked_at=stamp)
+
+
 CHECKERS: dict[str, Callable[[Requirement, Context], Check]] = {
+    "objectRef": check_object_ref,
+    "runnerCapability": check_runner_capability,
+    "contextSource": check_context_source,
+    "mcpServer": check_mcp,
+    "mcpTool": check_mcp,
+    "mcpResource": check_mcp,
     "runtime": check_runtime,
     "tool": check_tool,
     "package": check_package,

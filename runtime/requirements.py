@@ -17,6 +17,18 @@ from runtime.model import Capability
 from runtime.plan import Plan
 
 STANDARD_KEYS = ("runtime", "tools", "network", "packages", "model", "cost-hints")
+TYPED_SOURCE = "metadata.runtime.requirements"
+
+
+def _sanitize(url: str) -> str:
+    """Scheme, host, port and path: a report never shows URL credentials, query or fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 @dataclass
@@ -32,11 +44,20 @@ class Requirement:
     max_age_seconds: int | None = None  # freshness bound (declared typed requirements)
     step: int | None = None
 
+    @property
+    def typed(self) -> bool:
+        """Declared in ``metadata.runtime.requirements`` (not read off the steps or MDA keys)."""
+        return self.source == TYPED_SOURCE
+
     def to_json(self) -> dict[str, Any]:
+        target = {
+            k: (_sanitize(v) if k in ("serverUrl", "url") and isinstance(v, str) else v)
+            for k, v in self.target.items()
+        }
         doc: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
-            "target": self.target,
+            "target": target,
             "optional": self.optional,
             "origin": self.origin,
             "source": self.source,
