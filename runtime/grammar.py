@@ -422,8 +422,12 @@ def _check_frontmatter(doc: Document, fm: Frontmatter, cap: Capability) -> list[
     if ours is not None and ours.kind == "map":
         for key in ours.key_nodes():
             if key.text != "requirements":
-                checker.error(key, "unknown-key", f"unknown key '{key.text}' in metadata.runtime",
-                              "the runtime namespace has: requirements")
+                checker.error(
+                    key,
+                    "unknown-key",
+                    f"unknown key '{key.text}' in metadata.runtime",
+                    "the runtime namespace has: requirements",
+                )
         typed = ours.get("requirements")
         if typed is not None:
             from runtime.typed_requirements import check_node

@@ -666,19 +666,31 @@ def check_object_ref(req: Requirement, ctx: Context) -> Check:
     from runtime.context import ContextStore
 
     kind, name = req.target["kind"], req.target["name"]
-    note = "; generation ignored (this kind has no generations)" if "generation" in req.target else ""
+    note = (
+        "; generation ignored (this kind has no generations)" if "generation" in req.target else ""
+    )
     if kind == "capability":
         found = resolve_name(name, ctx.ws.sources)
         if found is None:
-            return Check(req, FALSE, FALSE, f"no capability named {name} in the capability sources{note}",
-                         "add it to a capability source folder")
+            return Check(
+                req,
+                FALSE,
+                FALSE,
+                f"no capability named {name} in the capability sources{note}",
+                "add it to a capability source folder",
+            )
         return Check(req, TRUE, TRUE, f"capability {name} at {found}{note}")
     if kind == "context":
         names = ContextStore(ctx.ws.home).names()
         if name in names:
             return Check(req, TRUE, TRUE, f"context {name} exists{note}")
-        return Check(req, FALSE, FALSE, f"no context named {name}{note}",
-                     f"runtime context set {name} key=value")
+        return Check(
+            req,
+            FALSE,
+            FALSE,
+            f"no context named {name}{note}",
+            f"runtime context set {name} key=value",
+        )
     # policy: "default" (shipped), "user" (the user policy file), or a path to a policy file
     if name == "default":
         return Check(req, TRUE, TRUE, f"the default policy ships with runtime{note}")
@@ -693,11 +705,22 @@ def check_object_ref(req: Requirement, ctx: Context) -> Check:
 def check_runner_capability(req: Requirement, ctx: Context) -> Check:
     name = req.target["name"]
     if ctx.runner_capabilities is None:
-        return Check(req, TRUE, UNKNOWN, "no --runner-capability was given, so the runner's capabilities are unknown")
+        return Check(
+            req,
+            TRUE,
+            UNKNOWN,
+            "no --runner-capability was given, so the runner's capabilities are unknown",
+        )
     if name in ctx.runner_capabilities:
         return Check(req, TRUE, TRUE, f"the runner offers {name}", checked_at=_stamp(ctx))
-    return Check(req, TRUE, FALSE, f"the runner does not offer {name}",
-                 f"run on a runner with --runner-capability {name}", checked_at=_stamp(ctx))
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        f"the runner does not offer {name}",
+        f"run on a runner with --runner-capability {name}",
+        checked_at=_stamp(ctx),
+    )
 
 
 def check_context_source(req: Requirement, ctx: Context) -> Check:
@@ -707,7 +730,9 @@ def check_context_source(req: Requirement, ctx: Context) -> Check:
         p = p if p.is_absolute() else ctx.ws.cwd / p
         if p.exists() and os.access(p, os.R_OK):
             return Check(req, TRUE, TRUE, f"{raw} is readable")
-        return Check(req, TRUE, FALSE, f"{raw} is not readable" if p.exists() else f"{raw} does not exist")
+        return Check(
+            req, TRUE, FALSE, f"{raw} is not readable" if p.exists() else f"{raw} does not exist"
+        )
     url = req.target["url"]
     shown = sanitize_url(url)
     if not ctx.live:
@@ -759,8 +784,14 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
     if wanted in found.names:
         return Check(req, TRUE, TRUE, f"{shown} lists the {what} {wanted}", checked_at=stamp)
     if found.cut_off:
-        return Check(req, TRUE, UNKNOWN, f"{what} {wanted} not among the first {found.pages} pages of {shown} "
-                     "(discovery stops there)", checked_at=stamp)
+        return Check(
+            req,
+            TRUE,
+            UNKNOWN,
+            f"{what} {wanted} not among the first {found.pages} pages of {shown} "
+            "(discovery stops there)",
+            checked_at=stamp,
+        )
     return Check(req, TRUE, FALSE, f"{shown} does not list the {what} {wanted}", checked_at=stamp)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from typing import cast
 
 from runtime.provider import Provider
 
@@ -29,10 +30,10 @@ class Registry:
 
 @cache
 def load_registry() -> Registry:
-    from importlib.metadata import entry_points
+    from runtime.entrypoints import entry_points
 
     registry = Registry()
-    for ep in entry_points(group=GROUP):
+    for ep in entry_points(GROUP):
         if ep.name in registry.providers:
             continue  # first registration wins; deterministic by metadata order
         try:
@@ -40,12 +41,16 @@ def load_registry() -> Registry:
         except Exception as exc:  # a third-party provider must not take runtime down
             registry.broken[ep.name] = f"{type(exc).__name__}: {exc}"
             continue
-        registry.providers[ep.name] = obj
+        missing = [a for a in ("name", "operations", "execute") if not hasattr(obj, a)]
+        if missing:
+            registry.broken[ep.name] = f"not a provider (no {', '.join(missing)})"
+            continue
+        registry.providers[ep.name] = cast(Provider, obj)
     return registry
 
 
 def provider_names() -> list[str]:
     """Names of registered providers without importing them (for help output)."""
-    from importlib.metadata import entry_points
+    from runtime.entrypoints import entry_points
 
-    return sorted({ep.name for ep in entry_points(group=GROUP)})
+    return sorted({ep.name for ep in entry_points(GROUP)})

@@ -61,7 +61,11 @@ def _http_url(text: str) -> bool:
 def check_node(checker: Any, node: Node, cap: Any) -> None:
     """Validate ``metadata.runtime.requirements`` with positions; store the entries on ``cap``."""
     if node.kind != "seq":
-        checker.error(node, "requirement-shape", "'metadata.runtime.requirements' must be a list of requirements")
+        checker.error(
+            node,
+            "requirement-shape",
+            "'metadata.runtime.requirements' must be a list of requirements",
+        )
         return
     for index, item in enumerate(node.items, start=1):
         entry = _check_entry(checker, item, index)
@@ -72,13 +76,19 @@ def check_node(checker: Any, node: Node, cap: Any) -> None:
 def _check_entry(checker: Any, node: Node, index: int) -> dict[str, Any] | None:
     where = f"requirement {index}"
     if node.kind != "map":
-        checker.error(node, "requirement-shape", f"{where} must be a mapping with id, type and target")
+        checker.error(
+            node, "requirement-shape", f"{where} must be a mapping with id, type and target"
+        )
         return None
     ok = True
     for key in node.key_nodes():
         if key.text not in ENTRY_KEYS:
-            checker.error(key, "requirement-key", f"unknown key '{key.text}' in {where}",
-                          "allowed keys: " + ", ".join(ENTRY_KEYS))
+            checker.error(
+                key,
+                "requirement-key",
+                f"unknown key '{key.text}' in {where}",
+                "allowed keys: " + ", ".join(ENTRY_KEYS),
+            )
             ok = False
 
     def scalar(field: str, required: bool) -> tuple[str | None, Node | None]:
@@ -88,39 +98,61 @@ def _check_entry(checker: Any, node: Node, index: int) -> dict[str, Any] | None:
                 checker.error(node, "requirement-missing", f"{where} has no '{field}'")
             return None, None
         if value.kind != "scalar":
-            checker.error(value, "requirement-shape", f"'{field}' of {where} must be a single value")
+            checker.error(
+                value, "requirement-shape", f"'{field}' of {where} must be a single value"
+            )
             return None, value
         return value.text, value
 
     rid, id_node = scalar("id", True)
     if rid is not None and id_node is not None and not (NAME.match(rid) and len(rid) <= 64):
-        checker.error(id_node, "requirement-id", f"requirement id '{rid}' is not a valid name",
-                      "1 to 64 lowercase letters, digits and single '-'")
+        checker.error(
+            id_node,
+            "requirement-id",
+            f"requirement id '{rid}' is not a valid name",
+            "1 to 64 lowercase letters, digits and single '-'",
+        )
         ok = False
     rtype, type_node = scalar("type", True)
     if rtype is not None and type_node is not None and rtype not in TYPES:
-        checker.error(type_node, "requirement-type", f"unknown requirement type '{rtype}'",
-                      "types: " + ", ".join(TYPES))
+        checker.error(
+            type_node,
+            "requirement-type",
+            f"unknown requirement type '{rtype}'",
+            "types: " + ", ".join(TYPES),
+        )
         ok = False
     optional_text, optional_node = scalar("optional", False)
     optional = False
     if optional_node is not None and optional_text is not None:
         if optional_text not in ("true", "false"):
-            checker.error(optional_node, "requirement-shape", f"'optional' of {where} must be true or false")
+            checker.error(
+                optional_node, "requirement-shape", f"'optional' of {where} must be true or false"
+            )
             ok = False
         optional = optional_text == "true"
     origin, origin_node = scalar("origin", False)
     origin = origin or "declared"
     if origin_node is not None and origin not in ("declared", "inferred"):
-        checker.error(origin_node, "requirement-shape", f"origin '{origin}' must be declared or inferred")
+        checker.error(
+            origin_node, "requirement-shape", f"origin '{origin}' must be declared or inferred"
+        )
         ok = False
     review, review_node = scalar("reviewStatus", False)
     if review_node is not None and review not in ("accepted", "needsReview"):
-        checker.error(review_node, "requirement-shape", f"reviewStatus '{review}' must be accepted or needsReview")
+        checker.error(
+            review_node,
+            "requirement-shape",
+            f"reviewStatus '{review}' must be accepted or needsReview",
+        )
         ok = False
     if origin == "inferred" and review is None:
-        checker.error(origin_node or node, "requirement-review", f"{where} has origin: inferred but no reviewStatus",
-                      "add reviewStatus: accepted or needsReview")
+        checker.error(
+            origin_node or node,
+            "requirement-review",
+            f"{where} has origin: inferred but no reviewStatus",
+            "add reviewStatus: accepted or needsReview",
+        )
         ok = False
     max_age = _freshness(checker, node.get("freshness"), where)
     if max_age is False:
@@ -138,33 +170,55 @@ def _check_entry(checker: Any, node: Node, index: int) -> dict[str, Any] | None:
         else:
             fresh_needed = TYPES[rtype][2] or (rtype == "contextSource" and "url" in target)
             if fresh_needed and max_age is None and node.get("freshness") is None:
-                checker.error(type_node or node, "requirement-freshness",
-                              f"{where} ({rtype}) needs freshness.maxAgeSeconds",
-                              "dynamic requirements need a freshness bound, e.g. freshness: {maxAgeSeconds: 3600}")
+                checker.error(
+                    type_node or node,
+                    "requirement-freshness",
+                    f"{where} ({rtype}) needs freshness.maxAgeSeconds",
+                    "dynamic requirements need a freshness bound, e.g. freshness: {maxAgeSeconds: 3600}",
+                )
                 ok = False
     if not ok or rid is None or rtype is None or target is None:
         return None
     line = checker.loc.at(node)[0]
-    return {"id": rid, "type": rtype, "target": target, "optional": optional, "origin": origin,
-            "reviewStatus": review, "maxAgeSeconds": max_age, "line": line}
+    return {
+        "id": rid,
+        "type": rtype,
+        "target": target,
+        "optional": optional,
+        "origin": origin,
+        "reviewStatus": review,
+        "maxAgeSeconds": max_age,
+        "line": line,
+    }
 
 
-def _freshness(checker: Any, node: Node | None, where: str) -> int | None | bool:
+def _freshness(checker: Any, node: Node | None, where: str) -> int | bool | None:
     if node is None:
         return None
     if node.kind != "map":
-        checker.error(node, "requirement-freshness", f"'freshness' of {where} must be a mapping with maxAgeSeconds")
+        checker.error(
+            node,
+            "requirement-freshness",
+            f"'freshness' of {where} must be a mapping with maxAgeSeconds",
+        )
         return False
     for key in node.key_nodes():
         if key.text != "maxAgeSeconds":
-            checker.error(key, "requirement-freshness", f"unknown key '{key.text}' in freshness", "only maxAgeSeconds")
+            checker.error(
+                key,
+                "requirement-freshness",
+                f"unknown key '{key.text}' in freshness",
+                "only maxAgeSeconds",
+            )
             return False
     value = node.get("maxAgeSeconds")
     if value is None:
         checker.error(node, "requirement-freshness", f"'freshness' of {where} has no maxAgeSeconds")
         return False
     if value.kind != "scalar" or not re.fullmatch(r"[0-9]+", value.text) or int(value.text) < 1:
-        checker.error(value, "requirement-freshness", "maxAgeSeconds must be an integer of at least 1")
+        checker.error(
+            value, "requirement-freshness", "maxAgeSeconds must be an integer of at least 1"
+        )
         return False
     return int(value.text)
 
@@ -179,9 +233,12 @@ def _check_target(checker: Any, node: Node, rtype: str, where: str) -> dict[str,
     target: dict[str, Any] = {}
     for key, value in node.pairs:
         if key.text not in allowed:
-            checker.error(key, "requirement-target",
-                          f"'{key.text}' does not belong to a {rtype} target",
-                          f"{rtype} targets have: {', '.join(allowed)}")
+            checker.error(
+                key,
+                "requirement-target",
+                f"'{key.text}' does not belong to a {rtype} target",
+                f"{rtype} targets have: {', '.join(allowed)}",
+            )
             ok = False
             continue
         if key.text == "access":
@@ -189,21 +246,29 @@ def _check_target(checker: Any, node: Node, rtype: str, where: str) -> dict[str,
             ok = ok and target["access"] is not None
             continue
         if value.kind != "scalar":
-            checker.error(value, "requirement-target", f"'{key.text}' of {where} must be a single value")
+            checker.error(
+                value, "requirement-target", f"'{key.text}' of {where} must be a single value"
+            )
             ok = False
             continue
         target[key.text] = value.text
         ok = _field_rule(checker, rtype, key.text, value) and ok
     for field in required:
         if field not in target and node.get(field) is None:
-            checker.error(node, "requirement-target", f"the {rtype} target of {where} needs '{field}'")
+            checker.error(
+                node, "requirement-target", f"the {rtype} target of {where} needs '{field}'"
+            )
             ok = False
     if rtype == "contextSource":
         has = [f for f in ("path", "url") if node.get(f) is not None]
         if len(has) != 1:
-            checker.error(node, "requirement-target",
-                          f"a contextSource target has exactly one of path or url ({where} has "
-                          + ("both" if has else "neither") + ")")
+            checker.error(
+                node,
+                "requirement-target",
+                f"a contextSource target has exactly one of path or url ({where} has "
+                + ("both" if has else "neither")
+                + ")",
+            )
             ok = False
     return target if ok else None
 
@@ -214,14 +279,22 @@ def _field_rule(checker: Any, rtype: str, field: str, value: Node) -> bool:
         checker.error(value, "requirement-target", f"{field} must start with http:// or https://")
         return False
     if rtype == "credential" and field == "env" and not ENV.match(text):
-        checker.error(value, "requirement-target", f"'{text}' is not an environment variable name",
-                      "use ^[A-Z_][A-Z0-9_]*$, e.g. DEPLOY_TOKEN")
+        checker.error(
+            value,
+            "requirement-target",
+            f"'{text}' is not an environment variable name",
+            "use ^[A-Z_][A-Z0-9_]*$, e.g. DEPLOY_TOKEN",
+        )
         return False
     if rtype == "runnerCapability" and field == "name" and not NAME.match(text):
         checker.error(value, "requirement-target", f"'{text}' is not a valid capability name")
         return False
     if rtype == "objectRef" and field == "kind" and text not in OBJECT_KINDS:
-        checker.error(value, "requirement-target", f"objectRef kind '{text}' is not one of " + ", ".join(OBJECT_KINDS))
+        checker.error(
+            value,
+            "requirement-target",
+            f"objectRef kind '{text}' is not one of " + ", ".join(OBJECT_KINDS),
+        )
         return False
     if field == "generation" and (not re.fullmatch(r"[0-9]+", text) or int(text) < 1):
         checker.error(value, "requirement-target", "generation must be an integer of at least 1")
@@ -231,8 +304,12 @@ def _field_rule(checker: Any, rtype: str, field: str, value: Node) -> bool:
 
 def _access(checker: Any, node: Node, where: str) -> list[str] | None:
     if node.kind != "seq" or not node.items:
-        checker.error(node, "requirement-target", f"'access' of {where} must be a non-empty list",
-                      "of read, write, execute")
+        checker.error(
+            node,
+            "requirement-target",
+            f"'access' of {where} must be a non-empty list",
+            "of read, write, execute",
+        )
         return None
     out: list[str] = []
     for item in node.items:
@@ -249,9 +326,17 @@ def _access(checker: Any, node: Node, where: str) -> list[str] | None:
 def collect(cap: Any) -> list[Requirement]:
     out = []
     for e in getattr(cap, "typed_requirements", []):
-        out.append(Requirement(
-            e["id"], e["type"], dict(e["target"]), origin=e["origin"], optional=e["optional"],
-            source=TYPED_SOURCE, line=e["line"], review_status=e["reviewStatus"],
-            max_age_seconds=e["maxAgeSeconds"],
-        ))
+        out.append(
+            Requirement(
+                e["id"],
+                e["type"],
+                dict(e["target"]),
+                origin=e["origin"],
+                optional=e["optional"],
+                source=TYPED_SOURCE,
+                line=e["line"],
+                review_status=e["reviewStatus"],
+                max_age_seconds=e["maxAgeSeconds"],
+            )
+        )
     return out

@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperGroup
 
 from runtime import __version__
-from runtime.errors import RuntimeFailure, UsageError
-from runtime.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from runtime.errors import RuntimeFailure
 
 
 class _State:
@@ -28,7 +29,83 @@ class _State:
 STATE = _State()
 
 
+# Top-level commands, imported only when used: name -> (modules to import, "module:attribute"
+# of a Typer app, short help for `runtime --help`). Registered providers are added as
+# commands by name (`runtime files ...`), found through entry points.
+COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "capability": (
+        ("runtime.cli.commands", "runtime.cli.run_cmds"),
+        "runtime.cli.commands:capability_app",
+        "Validate, inspect, plan, preflight and execute capabilities.",
+    ),
+    "command": ((), "runtime.cli.run_cmds:command_app", "Run an allow-listed binary directly."),
+    "policy": (
+        (),
+        "runtime.cli.admin_cmds:policy_app",
+        "Show the effective policy; check a capability.",
+    ),
+    "audit": ((), "runtime.cli.admin_cmds:audit_app", "Read the audit log in Runtime Home."),
+    "auth": ((), "runtime.cli.auth_cmds:auth_app", "Credentials: login, status, logout."),
+    "context": (
+        (),
+        "runtime.cli.auth_cmds:context_app",
+        "Named Runtime Contexts (GitHub host, organization).",
+    ),
+    "bootstrap": (
+        (),
+        "runtime.cli.commands:bootstrap_app",
+        "Make Runtime Home match this version.",
+    ),
+    "version": ((), "runtime.cli.commands:version_app", "Print the version."),
+}
+
+
+class LazyGroup(TyperGroup):
+    """The root group: imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from runtime.registry import provider_names
+
+        return [*COMMANDS, *(n for n in provider_names() if n not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        import importlib
+
+        if cmd_name in COMMANDS:
+            modules, target, _ = COMMANDS[cmd_name]
+            for module in modules:
+                importlib.import_module(module)
+            module_name, _, attr = target.partition(":")
+            sub = getattr(importlib.import_module(module_name), attr)
+        else:
+            from runtime.registry import provider_names
+
+            if cmd_name not in provider_names():
+                return None
+            from runtime.cli.provider_cmd import provider_app
+
+            sub = provider_app(cmd_name)
+        command = typer.main.get_command(sub)
+        command.name = cmd_name
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list from the table, without importing every command's module."""
+        from runtime.registry import provider_names
+
+        rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
+        rows += [
+            (name, f"Run a {name} operation directly (`runtime {name} --help` lists them).")
+            for name in provider_names()
+            if name not in COMMANDS
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
 app = typer.Typer(
+    cls=LazyGroup,
+    rich_markup_mode=None,
     name="runtime",
     help="Run capabilities (Markdown files with one runtime block) deterministically and safely.",
     no_args_is_help=True,
@@ -62,6 +139,8 @@ def _root(
     ),
 ) -> None:
     if output not in ("text", "json"):
+        from runtime.errors import UsageError
+
         raise UsageError(f"--output must be text or json, not '{output}'", hint="use --output json")
     STATE.output = output
 
@@ -71,6 +150,8 @@ def json_mode() -> bool:
 
 
 def workspace() -> Any:
+    from pathlib import Path
+
     from runtime.workspace import Workspace
 
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
@@ -78,6 +159,7 @@ def workspace() -> Any:
 
 def ensure_home(ws: Any) -> None:
     """Cheap on every command: one small file read when Home is current."""
+    from runtime.errors import UsageError
     from runtime.home import refresh
 
     try:
@@ -87,15 +169,6 @@ def ensure_home(ws: Any) -> None:
             f"cannot prepare Runtime Home at {ws.home.root}: {exc.strerror or exc}",
             hint="set RUNTIME_HOME to a writable folder",
         ) from None
-
-
-from runtime.cli import admin_cmds as _admin_cmds  # noqa: E402,F401
-from runtime.cli import auth_cmds as _auth_cmds  # noqa: E402,F401
-from runtime.cli import commands as _commands  # noqa: E402,F401  (registers the commands)
-from runtime.cli import run_cmds as _run_cmds  # noqa: E402,F401
-from runtime.cli.provider_cmd import register_provider_commands  # noqa: E402
-
-register_provider_commands(app)
 
 
 def _argv_wants_json(argv: list[str]) -> bool:
@@ -148,6 +221,10 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = _argv_wants_json(args)
     code: int
+    # imported here, not at module level: `runtime --version` should cost little more than typer
+    from runtime.errors import RuntimeFailure, UsageError
+    from runtime.exitcodes import ExitCode
+
     try:
         result = app(args=args, prog_name="runtime", standalone_mode=False)
         code = int(result) if isinstance(result, int) else 0

@@ -6,15 +6,17 @@ from typing import Any
 
 import typer
 
-from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.render import emit_json, out
 
 policy_app = typer.Typer(
-    help="Show the effective policy and check capabilities against it.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Show the effective policy and check capabilities against it.",
+    no_args_is_help=True,
 )
-audit_app = typer.Typer(help="Read the audit log in Runtime Home.", no_args_is_help=True)
-app.add_typer(policy_app, name="policy")
-app.add_typer(audit_app, name="audit")
+audit_app = typer.Typer(
+    rich_markup_mode=None, help="Read the audit log in Runtime Home.", no_args_is_help=True
+)
 
 
 @policy_app.command("show")

@@ -7,18 +7,20 @@ from typing import Any
 
 import typer
 
-from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.render import emit_json, err, out
 from runtime.errors import MissingCredential, UsageError
 
 auth_app = typer.Typer(
-    help="Credentials: log in (token into the OS keyring), status, log out.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Credentials: log in (token into the OS keyring), status, log out.",
+    no_args_is_help=True,
 )
 context_app = typer.Typer(
-    help="Named Runtime Contexts: GitHub host and organization.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Named Runtime Contexts: GitHub host and organization.",
+    no_args_is_help=True,
 )
-app.add_typer(auth_app, name="auth")
-app.add_typer(context_app, name="context")
 
 PROVIDERS = ("github",)
 

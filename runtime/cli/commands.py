@@ -8,17 +8,20 @@ from typing import Any
 import typer
 
 from runtime import __version__
-from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
 from runtime.exitcodes import ExitCode
 
 capability_app = typer.Typer(
-    help="Validate, inspect, plan and execute capabilities.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Validate, inspect, plan and execute capabilities.",
+    no_args_is_help=True,
 )
-app.add_typer(capability_app, name="capability")
+version_app = typer.Typer(rich_markup_mode=None)
+bootstrap_app = typer.Typer(rich_markup_mode=None)
 
 
-@app.command("version")
+@version_app.command("version")
 def version_cmd() -> None:
     """Print the version."""
     if json_mode():
@@ -27,7 +30,7 @@ def version_cmd() -> None:
         out(f"runtime {__version__}")
 
 
-@app.command("bootstrap")
+@bootstrap_app.command("bootstrap")
 def bootstrap_cmd() -> None:
     """Make Runtime Home match this version: copy specs, write the manifest, prune old files."""
     from runtime.home import refresh

@@ -9,12 +9,11 @@ import typer
 from runtime.cli.render import emit_json, out, table
 
 
-def register_provider_commands(app: typer.Typer) -> None:
-    """One command per registered provider name; the provider itself loads only when called."""
-    from runtime.registry import provider_names
-
-    for name in provider_names():
-        _register(app, name)
+def provider_app(name: str) -> typer.Typer:
+    """A one-command app for ``runtime NAME ...``; the provider itself loads only when called."""
+    app = typer.Typer(rich_markup_mode=None)
+    _register(app, name)
+    return app
 
 
 def _register(app: typer.Typer, name: str) -> None:

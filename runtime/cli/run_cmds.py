@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from runtime.cli import app, ensure_home, json_mode, workspace
+from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.commands import capability_app
 from runtime.cli.render import emit_json, err, out
 from runtime.errors import RuntimeFailure
@@ -329,8 +329,14 @@ def plan_cmd(
     raise typer.Exit(show_plan(prepared, "capability plan"))
 
 
-command_app = typer.Typer(help="Run an allow-listed binary directly.", no_args_is_help=True)
-app.add_typer(command_app, name="command")
+command_app = typer.Typer(
+    rich_markup_mode=None, help="Run an allow-listed binary directly.", no_args_is_help=True
+)
+
+
+@command_app.callback()
+def _command_group() -> None:
+    """Run an allow-listed binary directly (a group, so that `run` stays a subcommand)."""
 
 
 @command_app.command(

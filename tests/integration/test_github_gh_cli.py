@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from runtime.policy import load_policy
 from tests.conftest import Result, capability, check_schema, require_tool, write
 from tests.github_double import GitHubDouble, SchemaNotInstalledError, load_schema
 
@@ -312,10 +313,8 @@ def test_gh_gets_a_bounded_environment_and_no_token_in_argv(
     # allow-listed variables pass through
     assert child["TZ"] == "UTC"
     assert child["PATH"] == env["PATH"]
-    policy_names = {
-        "PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM",
-        "TMPDIR", "USER", "LOGNAME", "NO_COLOR", "SSL_CERT_FILE", "SSL_CERT_DIR",
-    }  # fmt: skip
+    policy_names = set(load_policy(None).binary_environment)  # the default policy's allow-list
+    assert {"PATH", "SSL_CERT_FILE"} <= policy_names
     extra = {name for name in child if name not in policy_names and not name.startswith("GH_")}
     assert extra == set(), extra
     assert_no_token(result, home, TOKEN, AWS_SECRET)

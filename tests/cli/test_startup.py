@@ -1,0 +1,56 @@
+"""Start-up stays cheap: `runtime --version` and `--help` import only what they need (counts, not times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import json, sys
+from runtime.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.write("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+HEAVY = (
+    "httpx",
+    "keyring",
+    "structlog",
+    "rich",
+    "strictyaml",
+    "providers",
+    "importlib.metadata",
+    "runtime.policy",
+    "runtime.plan",
+    "runtime.engine",
+    "runtime.process",
+    "packaging",
+)
+
+
+def imported(*args: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",)])
+def test_start_up_imports_nothing_heavy(args: tuple[str, ...]) -> None:
+    modules = imported(*args)
+    loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert loaded == [], loaded
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    modules = imported("version")
+    assert "runtime.cli.commands" in modules
+    assert not {"runtime.cli.run_cmds", "runtime.cli.auth_cmds", "runtime.cli.admin_cmds"} & set(
+        modules
+    )
