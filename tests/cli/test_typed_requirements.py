@@ -233,7 +233,7 @@ def test_local_path_permissions(cli, work: Path) -> None:
         "        optional: true\n"
         "      - id: gone\n        type: localPath\n        target: {path: gone.txt, access: [read]}\n"
     )
-    code, doc = preflight(cli, work, entries)
+    _code, doc = preflight(cli, work, entries)
     assert check_of(doc, "here")["readiness"] == "True"
     assert check_of(doc, "ro")["readiness"] == "True"
     ro_write = check_of(doc, "ro-write")
@@ -301,7 +301,7 @@ def test_context_source_path_and_url(cli, work: Path) -> None:
         "      - id: spec\n        type: contextSource\n        target: {url: 'https://user:pw@example.invalid/spec?k=v#f'}\n"
         "        freshness: {maxAgeSeconds: 60}\n"
     )
-    code, doc = preflight(cli, work, entries)
+    _code, doc = preflight(cli, work, entries)
     assert check_of(doc, "notes")["readiness"] == "True"
     spec = check_of(doc, "spec")
     assert spec["readiness"] == "Unknown" and "validUntil" not in spec
