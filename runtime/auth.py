@@ -22,6 +22,35 @@ DEFAULT_HOST = "github.com"
 KEYRING_USER = "token"
 
 
+def host_of_api_url(url: str) -> str:
+    """The credential host a REST base URL belongs to (api.github.com is github.com)."""
+    from urllib.parse import urlsplit
+
+    netloc = urlsplit(url).netloc.lower()
+    return DEFAULT_HOST if netloc in ("api.github.com", "github.com") else netloc
+
+
+def gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
+    """What gh needs: the token for its host, the host itself, and a config of its own.
+
+    GH_TOKEN is what gh sends to github.com, GH_ENTERPRISE_TOKEN to any other host. The
+    empty GH_CONFIG_DIR keeps the caller's gh login, aliases and hosts.yml out of the run.
+    """
+    env = {"GH_TOKEN": token} if host == DEFAULT_HOST else {"GH_ENTERPRISE_TOKEN": token}
+    env.update(
+        {
+            "GH_HOST": host,
+            "GH_CONFIG_DIR": config_dir,
+            "GH_PROMPT_DISABLED": "1",
+            "GH_NO_UPDATE_NOTIFIER": "1",
+            "GH_PAGER": "cat",
+            "GH_SPINNER_DISABLED": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    return env
+
+
 def keyring_service(host: str) -> str:
     return f"runtime:github:{host}"
 
@@ -72,11 +101,13 @@ class AuthEngine:
                 raise KeyringUnavailable(
                     f"the keyring could not be loaded ({type(exc).__name__})"
                 ) from None
-            if isinstance(backend, fail.Keyring):
-                raise KeyringUnavailable(
-                    "no keyring backend is available on this machine (common on headless servers)"
-                )
             self._backend = backend
+        from keyring.backends import fail
+
+        if isinstance(self._backend, fail.Keyring):
+            raise KeyringUnavailable(
+                "no keyring backend is available on this machine (common on headless servers)"
+            )
         return self._backend
 
     # -- resolution ---------------------------------------------------------------
@@ -143,12 +174,12 @@ class AuthEngine:
         active = ContextStore(self.ws.home).active()
         if active is not None and active.get("github_host"):
             return str(active.get("github_host"))
-        return self.ws.config.github_host or DEFAULT_HOST
+        if self.ws.config.github_host:
+            return self.ws.config.github_host
+        api = self.ws.environ.get("GITHUB_API_URL")
+        return host_of_api_url(api) if api else DEFAULT_HOST
 
     # -- what a binary receives ----------------------------------------------------
-    def binary_environment(self, credential: str, host: str) -> dict[str, str]:
-        """Variables that carry ``credential`` to a mapped binary (gh reads GH_TOKEN / GH_ENTERPRISE_TOKEN)."""
-        token = self.require(credential, host).value
-        if host == DEFAULT_HOST:
-            return {"GH_TOKEN": token}
-        return {"GH_ENTERPRISE_TOKEN": token, "GH_HOST": host}
+    def binary_environment(self, credential: str, host: str, config_dir: str) -> dict[str, str]:
+        """Variables that carry ``credential`` to a mapped binary (gh), with its own config dir."""
+        return gh_environment(self.require(credential, host).value, host, config_dir)

@@ -7,14 +7,18 @@ from runtime.process import ProcessStartError, run_process
 
 
 def child_environment(
-    env: StepEnvironment, binary: str, credential: str | None, host: str | None
+    env: StepEnvironment,
+    binary: str,
+    credential: str | None,
+    host: str | None,
+    config_dir: str | None = None,
 ) -> dict[str, str]:
     """The policy's allow-listed variables, plus only the credentials mapped to this binary."""
     names = env.policy.binary_environment
     child = {name: env.environ[name] for name in names if name in env.environ}
-    if credential is not None:
+    if credential is not None and config_dir is not None:
         auth = env.services.auth
-        child.update(auth.binary_environment(credential, host or auth.default_host()))
+        child.update(auth.binary_environment(credential, host or auth.default_host(), config_dir))
     return child
 
 
@@ -26,16 +30,20 @@ def run_binary(
     credential: str | None = None,
     host: str | None = None,
 ) -> StepOutcome:
-    child = child_environment(env, binary, credential, host)
+    import tempfile
+
     try:
-        result = run_process(
-            [path, *args],
-            env=child,
-            cwd=env.cwd,
-            timeout=env.timeout,
-            on_output=env.on_output,
-            redact=env.redactor.text,
-        )
+        # a mapped binary (gh) gets a config folder of its own for this step, never the caller's
+        with tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-") as config_dir:
+            child = child_environment(env, binary, credential, host, config_dir)
+            result = run_process(
+                [path, *args],
+                env=child,
+                cwd=env.cwd,
+                timeout=env.timeout,
+                on_output=env.on_output,
+                redact=env.redactor.text,
+            )
     except ProcessStartError as exc:
         raise StepError(
             str(exc), hint="check that the binary is installed and executable"

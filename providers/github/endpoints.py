@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from runtime.auth import host_of_api_url
 from runtime.execution import StepError
 
 DEFAULT_HOST = "github.com"
@@ -78,9 +79,12 @@ def resolve(
     if context_host:
         host = context_host
         source = source_label or f"context '{context_name}'"
+        if api_env and host_of_api_url(api_env) != host:
+            # GITHUB_API_URL describes another host: never send this host's token there
+            api_env = graphql_env = None
+            source += "; GITHUB_API_URL ignored (another host)"
     elif api_env:
-        netloc = urlsplit(api_env).netloc
-        host = DEFAULT_HOST if netloc == "api.github.com" else netloc
+        host = host_of_api_url(api_env)
         source = "GITHUB_API_URL"
     else:
         host, source = DEFAULT_HOST, "default"

@@ -15,7 +15,7 @@ import json
 import shutil
 import tempfile
 
-from providers.github.endpoints import DEFAULT_HOST, Endpoints
+from providers.github.endpoints import Endpoints
 from runtime.errors import PolicyRefusal
 from runtime.execution import StepEnvironment, StepError, StepOutcome
 from runtime.policy import run_matches
@@ -27,18 +27,7 @@ def gh_environment(env: StepEnvironment, endpoints: Endpoints, config_dir: str) 
     child = {
         name: env.environ[name] for name in env.policy.binary_environment if name in env.environ
     }
-    token = env.services.auth.require("github", endpoints.host).value
-    if endpoints.host == DEFAULT_HOST:
-        child["GH_TOKEN"] = token
-    else:
-        child["GH_ENTERPRISE_TOKEN"] = token
-    child["GH_HOST"] = endpoints.host
-    child["GH_CONFIG_DIR"] = config_dir
-    child["GH_PROMPT_DISABLED"] = "1"
-    child["GH_NO_UPDATE_NOTIFIER"] = "1"
-    child["GH_PAGER"] = "cat"
-    child["NO_COLOR"] = "1"
-    child["GH_SPINNER_DISABLED"] = "1"
+    child.update(env.services.auth.binary_environment("github", endpoints.host, config_dir))
     return child
 
 

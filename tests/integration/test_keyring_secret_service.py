@@ -128,11 +128,14 @@ def test_binary_environment_per_host(tmp_path: Path) -> None:
     engine, _ = make_engine(tmp_path, MemoryKeyring(store={}))
     engine.store(DEFAULT_HOST, TOKEN)
     engine.store(GHE, OTHER)
-    assert engine.binary_environment("github", DEFAULT_HOST) == {"GH_TOKEN": TOKEN}
-    assert engine.binary_environment("github", GHE) == {
-        "GH_ENTERPRISE_TOKEN": OTHER,
-        "GH_HOST": GHE,
-    }
+    config = str(tmp_path / "gh-config")
+    public = engine.binary_environment("github", DEFAULT_HOST, config)
+    enterprise = engine.binary_environment("github", GHE, config)
+    assert public["GH_TOKEN"] == TOKEN and "GH_ENTERPRISE_TOKEN" not in public
+    assert enterprise["GH_ENTERPRISE_TOKEN"] == OTHER and "GH_TOKEN" not in enterprise
+    assert (public["GH_HOST"], enterprise["GH_HOST"]) == (DEFAULT_HOST, GHE)
+    assert public["GH_CONFIG_DIR"] == enterprise["GH_CONFIG_DIR"] == config
+    assert public["GH_PROMPT_DISABLED"] == "1"
 
 
 def test_environment_variable_wins_over_keyring(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 # allows imports after a sys.path change).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runtime.mcp_client import Discovery, discover, sanitize_url
+from runtime.mcp_client import Discovery, _SseParser, discover, sanitize_url
 from tests.mcp_servers import (
     SECRET,
     SESSION_ID,
@@ -30,6 +30,7 @@ from tests.mcp_servers import (
     Hang,
     HttpError,
     Malformed,
+    MiB,
     Oversized,
     Paged,
     RpcError,
@@ -179,8 +180,9 @@ def test_odd_entries_are_skipped_and_server_name_truncated() -> None:
 
 @pytest.mark.parametrize("mode", ["declared", "json", "sse"])
 def test_oversized_response_is_cut_and_memory_bounded(mode: str) -> None:
-    scenario = Oversized(mode)
-    with serve(scenario) as server:
+    with serve(Scenario()) as server:
+        discover(server.url(), "tools")  # first-use imports and caches are not the body
+    with serve(Oversized(mode, size=2 * MiB)) as server:
         gc.collect()
         tracemalloc.start()
         try:
@@ -191,7 +193,9 @@ def test_oversized_response_is_cut_and_memory_bounded(mode: str) -> None:
     assert not found.ok
     assert found.reason.endswith("to tools/list exceeded 1 MiB"), found.reason
     assert found.server_name == "double"  # initialize went through
-    assert peak < 1.9 * 1024 * 1024, peak  # the 2 MiB body was never held
+    # The 2 MiB body was never held whole: what was held is the 1 MiB cap and a read.
+    print("PEAK", mode, peak)
+    assert peak < 2 * MiB, peak
 
 
 def test_smaller_cap_is_named_in_the_reason() -> None:
@@ -204,27 +208,27 @@ def test_smaller_cap_is_named_in_the_reason() -> None:
 def test_total_deadline(scenario: Scenario) -> None:
     with serve(scenario) as server:
         started = time.monotonic()
-        found = discover(server.url(), "tools", timeout=1.0)
+        found = discover(server.url(), "tools", timeout=0.5)
         elapsed = time.monotonic() - started
     assert not found.ok
-    assert found.reason == f"http://127.0.0.1:{server.port}/mcp did not answer within 1 s"
-    assert elapsed < 2.0, elapsed
+    assert found.reason == f"http://127.0.0.1:{server.port}/mcp did not answer within 0.5 s"
+    assert 0.5 <= elapsed < 1.5, elapsed
 
 
 def test_deadline_covers_the_whole_discovery() -> None:
     # Each page is quick, but together they outlast the deadline.
     class SlowPages(Paged):
         def page(self, method: str, cursor: str | None) -> dict[str, object]:
-            time.sleep(0.15)
+            time.sleep(0.1)
             return super().page(method, cursor)
 
     with serve(SlowPages(25)) as server:
         started = time.monotonic()
-        found = discover(server.url(), "tools", timeout=1.0)
+        found = discover(server.url(), "tools", timeout=0.5)
         elapsed = time.monotonic() - started
-    assert not found.ok and "did not answer within 1 s" in found.reason
+    assert not found.ok and "did not answer within 0.5 s" in found.reason
     assert 0 < found.pages < 20
-    assert elapsed < 2.0, elapsed
+    assert elapsed < 1.5, elapsed
 
 
 def test_running_event_loop_is_left_alone() -> None:
@@ -288,7 +292,16 @@ def test_connection_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["ftp://127.0.0.1/mcp", "not a url", "http:///nohost", "http://127.0.0.1:99999/"]
+    "url",
+    [
+        "ftp://127.0.0.1/mcp",
+        "not a url",
+        "http:///nohost",
+        "http://127.0.0.1:99999/",
+        "http://[::1/mcp",
+        "http://\u2603\u2603..com/mcp",
+        "http://xn--a.com/mcp",
+    ],
 )
 def test_invalid_urls(url: str) -> None:
     found = discover(url, "server", timeout=1)
@@ -298,8 +311,29 @@ def test_invalid_urls(url: str) -> None:
 def test_tls_to_a_plain_http_server_fails_cleanly() -> None:
     with serve(Scenario()) as server:
         found = discover(f"https://127.0.0.1:{server.port}/mcp", "server", timeout=5)
+    assert found.reason == f"https://127.0.0.1:{server.port}/mcp failed the TLS handshake"
+
+
+def test_unresolvable_host() -> None:
+    found = discover("http://no-such-host.invalid/mcp", "server", timeout=5)
     assert not found.ok
-    assert found.reason.startswith(f"https://127.0.0.1:{server.port}/mcp ")
+    assert found.reason.startswith("http://no-such-host.invalid/mcp did not answer")
+
+
+@pytest.mark.parametrize("step", [1, 2, 5, 64])
+def test_sse_parser_framing(step: int) -> None:
+    stream = (
+        b"\xef\xbb\xbfdata: one\r\rdata: a\rdata: b\r\n\r\n"  # BOM, CR and CRLF line ends
+        b"event: other\ndata: skipped\n\n"  # not a message event
+        b"id: 7\ndata:\n\n"  # no data: nothing dispatched
+        b"retry: 10\ndata:last"  # the stream ends before the blank line
+    )
+    parser = _SseParser()
+    events: list[str] = []
+    for i in range(0, len(stream), step):
+        events += parser.feed(stream[i : i + step])
+    events += parser.finish()
+    assert events == ["one", "a\nb", "last"]
 
 
 def test_bad_arguments_raise() -> None:

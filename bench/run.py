@@ -1,0 +1,781 @@
+"""Benchmark of the `runtime` CLI: each figure measured side by side with its reference.
+
+Run it as ``.venv/bin/python bench/run.py [--quick] [--json bench/results.json]``
+(``make bench``). See bench/README.md for what each figure means and its target.
+The script is a report: it exits 0 whatever the verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import capgen
+from harness import (
+    PYTHON,
+    ROOT,
+    RUNTIME,
+    BenchError,
+    Figure,
+    Workspace,
+    fmt_seconds,
+    interleave,
+    median,
+    ratio_figure,
+    render_table,
+    run,
+    timed,
+)
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True)
+class Config:
+    quick: bool
+    startup_reps: int
+    validate_reps: int
+    scaling_sizes: tuple[int, ...]
+    scaling_reps: int
+    catalog_size: int
+    catalog_measured_calls: int  # of the separate calls, how many are actually run
+    catalog_rounds: int
+    exec_steps: int
+    exec_reps: int
+    binary_steps: int
+    binary_reps: int
+    http_steps: int
+    http_reps: int
+    memory_bytes: int
+    memory_timeout: float
+
+
+FULL = Config(
+    quick=False,
+    startup_reps=15,
+    validate_reps=15,
+    scaling_sizes=(10, 100, 1000, 2000),
+    scaling_reps=3,
+    catalog_size=200,
+    catalog_measured_calls=200,
+    catalog_rounds=5,
+    exec_steps=501,
+    exec_reps=5,
+    binary_steps=201,
+    binary_reps=5,
+    http_steps=101,
+    http_reps=5,
+    memory_bytes=GIB,
+    memory_timeout=900,
+)
+
+QUICK = Config(
+    quick=True,
+    startup_reps=5,
+    validate_reps=5,
+    scaling_sizes=(10, 1000, 2000),
+    scaling_reps=1,
+    catalog_size=200,
+    catalog_measured_calls=20,
+    catalog_rounds=4,
+    exec_steps=201,
+    exec_reps=3,
+    binary_steps=101,
+    binary_reps=3,
+    http_steps=51,
+    http_reps=3,
+    memory_bytes=256 * MIB,
+    memory_timeout=300,
+)
+
+# id -> (title, target, unit); the order of the table.
+FIGURES: dict[str, tuple[str, str, str]] = {
+    "1a": ("start-up: runtime --version vs python -c 'import typer'", "ratio <= 1.15", "s"),
+    "1b": ("start-up: runtime --help vs python -c 'import typer'", "ratio <= 1.15", "s"),
+    "2": ("validate repository-audit.md vs import typer, strictyaml", "ratio <= 1.3", "s"),
+    "3a-valid": ("validation scaling, valid: t(1000) / t(10) steps", "ratio <= 4", "s"),
+    "3b-valid": ("validation scaling, valid: t(2000) / t(1000) steps", "ratio <= 2.5", "s"),
+    "3a-invalid": ("validation scaling, 1 error/step: t(1000) / t(10)", "ratio <= 4", "s"),
+    "3b-invalid": ("validation scaling, 1 error/step: t(2000) / t(1000)", "ratio <= 2.5", "s"),
+    "4": ("catalog: validate DIR of 200 vs 200 separate calls", "ratio <= 0.1", "s"),
+    "5": ("execute: marginal cost per files write step vs Python loop", "ratio <= 1.5", "s"),
+    "6": ("execute: marginal cost per binary `true` step vs subprocess.run", "ratio <= 1.3", "s"),
+    "7a": ("github repo list acme (250 repos): requests", "== 3", "count"),
+    "7b": ("github repo summary acme/app: requests", "== 1", "count"),
+    "7c": ("20-step repo view capability: TCP connections", "== 1", "count"),
+    "7d": ("per-request overhead, repo view step vs bare httpx GET", "ratio <= 1.3", "s"),
+    "8": ("peak RSS of runtime, binary step printing 1 GiB", "< 100 MiB", "MiB"),
+}
+
+
+def new_figure(fid: str) -> Figure:
+    title, target, unit = FIGURES[fid]
+    return Figure(fid, title, target, unit=unit)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- 1, 2
+
+
+def fig_startup(ws: Workspace, cfg: Config) -> list[Figure]:
+    cwd = ws.folder("cwd")
+
+    def measure(argv: list[str]) -> float:
+        return timed(argv, env=ws.env_with_home(), cwd=cwd)
+
+    variants: dict[str, Callable[[], float]] = {
+        "import typer": functools.partial(measure, [PYTHON, "-c", "import typer"]),
+        "--version": functools.partial(measure, [RUNTIME, "--version"]),
+        "--help": functools.partial(measure, [RUNTIME, "--help"]),
+    }
+    samples = interleave(variants, cfg.startup_reps, warmup=list(variants))
+    reference = median(samples["import typer"])
+    figures = []
+    for fid, name in (("1a", "--version"), ("1b", "--help")):
+        fig = ratio_figure(new_figure(fid), median(samples[name]), reference, 1.15)
+        fig.details = {"samples_s": {name: samples[name], "import typer": samples["import typer"]}}
+        figures.append(fig)
+    return figures
+
+
+def fig_validate_small(ws: Workspace, cfg: Config) -> list[Figure]:
+    cwd = ws.folder("cwd")
+    example = ROOT / "examples" / "repository-audit.md"
+
+    def measure(argv: list[str]) -> float:
+        return timed(argv, env=ws.env_with_home(), cwd=cwd)
+
+    variants: dict[str, Callable[[], float]] = {
+        "import typer, strictyaml": functools.partial(
+            measure, [PYTHON, "-c", "import typer, strictyaml"]
+        ),
+        "validate": functools.partial(measure, [RUNTIME, "capability", "validate", str(example)]),
+    }
+    samples = interleave(variants, cfg.validate_reps, warmup=list(variants))
+    fig = ratio_figure(
+        new_figure("2"),
+        median(samples["validate"]),
+        median(samples["import typer, strictyaml"]),
+        1.3,
+    )
+    fig.details = {"samples_s": samples}
+    return [fig]
+
+
+# ----------------------------------------------------------------------------- 3
+
+
+def check_problems(ws: Workspace, path: Path, generated: capgen.Generated) -> str | None:
+    """None if `--output json` reports one problem per step, at its `transport` line."""
+    done = run(
+        [RUNTIME, "--output", "json", "capability", "validate", str(path)],
+        env=ws.env_with_home(),
+        expect=2,
+        timeout=600,
+    )
+    try:
+        report = json.loads(done.stdout)
+        problems = [p for cap in report["capabilities"] for p in cap["problems"]]
+        lines = sorted(int(p["line"]) for p in problems)
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"{path.name}: unreadable JSON report ({exc})"
+    if len(problems) != generated.steps:
+        return f"{path.name}: {len(problems)} problems for {generated.steps} steps"
+    for got, want in zip(lines, generated.error_lines, strict=True):
+        if got != want:
+            return f"{path.name}: a problem at line {got}, expected the transport line {want}"
+    return None
+
+
+def fig_scaling(ws: Workspace, cfg: Config) -> list[Figure]:
+    folder = ws.folder("scaling")
+    cwd = ws.folder("cwd")
+    docs: dict[tuple[str, int], tuple[Path, capgen.Generated]] = {}
+    for n in cfg.scaling_sizes:
+        for kind in ("valid", "invalid"):
+            generated = capgen.files_write(n, invalid=kind == "invalid")
+            docs[kind, n] = (write(folder / f"{kind}-{n}.md", generated.text), generated)
+
+    def measure(path: Path, expect: int) -> float:
+        return timed(
+            [RUNTIME, "capability", "validate", str(path)],
+            env=ws.env_with_home(),
+            cwd=cwd,
+            expect=expect,
+            timeout=600,
+        )
+
+    variants: dict[str, Callable[[], float]] = {}
+    for n in cfg.scaling_sizes:
+        for kind in ("valid", "invalid"):
+            path = docs[kind, n][0]
+            variants[f"{kind}-{n}"] = functools.partial(measure, path, 0 if kind == "valid" else 2)
+    smallest = min(cfg.scaling_sizes)
+    samples = interleave(
+        variants, cfg.scaling_reps, warmup=[f"valid-{smallest}", f"invalid-{smallest}"]
+    )
+    medians = {name: median(values) for name, values in samples.items()}
+
+    # Not timed: the JSON report of each invalid document.
+    problems_ok: dict[int, str | None] = {}
+    for n in cfg.scaling_sizes:
+        path, generated = docs["invalid", n]
+        problems_ok[n] = check_problems(ws, path, generated)
+
+    figures = []
+    for kind in ("valid", "invalid"):
+        for fid, big, small, limit in (("3a", 1000, 10, 4.0), ("3b", 2000, 1000, 2.5)):
+            fig = new_figure(f"{fid}-{kind}")
+            checks_ok = True
+            if kind == "invalid":
+                for n in (small, big):
+                    error = problems_ok[n]
+                    if error is not None:
+                        checks_ok = False
+                        fig.notes.append(f"JSON check failed: {error}")
+                if checks_ok:
+                    fig.notes.append(
+                        f"JSON check: one problem per step at its transport line ({small}, {big})"
+                    )
+            ratio_figure(
+                fig,
+                medians[f"{kind}-{big}"],
+                medians[f"{kind}-{small}"],
+                limit,
+                checks_ok=checks_ok,
+            )
+            fig.details = {
+                "medians_s": {k: v for k, v in medians.items() if k.startswith(kind)},
+                "samples_s": {k: v for k, v in samples.items() if k.startswith(kind)},
+            }
+            if kind == "valid" and fid == "3a" and f"valid-{100}" in medians:
+                fig.notes.append(f"t(100) = {fmt_seconds(medians['valid-100'])}")
+            figures.append(fig)
+    return figures
+
+
+# ----------------------------------------------------------------------------- 4
+
+
+def fig_catalog(ws: Workspace, cfg: Config) -> list[Figure]:
+    catalog = ws.folder("catalog")
+    cwd = ws.folder("cwd")
+    files = [
+        write(catalog / f"cap-{i:03d}.md", capgen.catalog_entry(i).text)
+        for i in range(1, cfg.catalog_size + 1)
+    ]
+    fig = new_figure("4")
+
+    # Not timed: the folder is what we think it is.
+    done = run(
+        [RUNTIME, "--output", "json", "capability", "validate", str(catalog)],
+        env=ws.env_with_home(),
+        timeout=600,
+    )
+    summary = json.loads(done.stdout).get("summary", {})
+    checks_ok = summary.get("checked") == cfg.catalog_size == summary.get("valid")
+    if not checks_ok:
+        fig.notes.append(f"the folder did not validate as {cfg.catalog_size} valid: {summary}")
+
+    def validate(path: Path) -> float:
+        return timed(
+            [RUNTIME, "capability", "validate", str(path)],
+            env=ws.env_with_home(),
+            cwd=cwd,
+            timeout=600,
+        )
+
+    step = max(1, cfg.catalog_size // cfg.catalog_measured_calls)
+    sample = files[::step][: cfg.catalog_measured_calls]
+    rounds = max(1, min(cfg.catalog_rounds, len(sample)))
+    chunks = [sample[i::rounds] for i in range(rounds)]
+    validate(catalog)  # warm-up, untimed
+    validate(files[0])
+    one_call: list[float] = []
+    separate: list[float] = []
+    for chunk in chunks:  # A (one call), B (a chunk of the separate calls), A, B, ...
+        one_call.append(validate(catalog))
+        separate.extend(validate(path) for path in chunk)
+    total = sum(separate) * cfg.catalog_size / len(separate)
+    if len(separate) < cfg.catalog_size:
+        fig.notes.append(
+            f"quick: {len(separate)} of the {cfg.catalog_size} separate calls run, "
+            f"their sum scaled by {cfg.catalog_size / len(separate):g}"
+        )
+    else:
+        fig.notes.append(
+            f"{len(separate)} separate calls run sequentially, in {rounds} chunks "
+            "interleaved with the one-call runs"
+        )
+    ratio_figure(fig, median(one_call), total, 0.1, checks_ok=checks_ok)
+    fig.details = {
+        "one_call_samples_s": one_call,
+        "separate_calls_run": len(separate),
+        "separate_call_median_s": median(separate),
+        "separate_calls_total_s": total,
+    }
+    return [fig]
+
+
+# ----------------------------------------------------------------------------- 5, 6
+
+ATOMIC_WRITE_LOOP = """\
+import os, sys, tempfile
+folder, n = sys.argv[1], int(sys.argv[2])
+for i in range(1, n + 1):
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(f"content {i}".encode())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(folder, f"file{i}.txt"))
+"""
+
+TRUE_LOOP = """\
+import subprocess, sys
+for _ in range(int(sys.argv[1])):
+    subprocess.run(["true"], check=True)
+"""
+
+
+def _marginal(samples: dict[str, list[float]], big: str, small: str, extra: int) -> float:
+    return (median(samples[big]) - median(samples[small])) / extra
+
+
+def fig_execute_files(ws: Workspace, cfg: Config) -> list[Figure]:
+    folder = ws.folder("exec-caps")
+    n = cfg.exec_steps
+    caps = {k: write(folder / f"write-{k}.md", capgen.files_write(k).text) for k in (1, n)}
+
+    def runtime_exec(steps: int) -> float:
+        work = ws.folder("exec")
+        (work / "out").mkdir()
+        elapsed = timed(
+            [RUNTIME, "capability", "execute", str(caps[steps])],
+            env=ws.env_with_home(),
+            cwd=work,
+            timeout=600,
+        )
+        written = len(list((work / "out").iterdir()))
+        if written != steps:
+            raise BenchError(f"execute of {steps} write steps left {written} files")
+        shutil.rmtree(work, ignore_errors=True)
+        return elapsed
+
+    def python_loop(steps: int) -> float:
+        work = ws.folder("loop")
+        (work / "out").mkdir()
+        elapsed = timed(
+            [PYTHON, "-c", ATOMIC_WRITE_LOOP, str(work / "out"), str(steps)],
+            env=ws.env_with_home(),
+            cwd=work,
+        )
+        shutil.rmtree(work, ignore_errors=True)
+        return elapsed
+
+    variants: dict[str, Callable[[], float]] = {
+        "runtime-1": functools.partial(runtime_exec, 1),
+        f"runtime-{n}": functools.partial(runtime_exec, n),
+        "python-1": functools.partial(python_loop, 1),
+        f"python-{n}": functools.partial(python_loop, n),
+    }
+    samples = interleave(variants, cfg.exec_reps, warmup=["runtime-1", "python-1"])
+    fig = ratio_figure(
+        new_figure("5"),
+        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
+        _marginal(samples, f"python-{n}", "python-1", n - 1),
+        1.5,
+    )
+    fig.notes.append(f"{n} vs 1 steps / iterations")
+    fig.details = {"samples_s": samples}
+    return [fig]
+
+
+def fig_execute_binary(ws: Workspace, cfg: Config) -> list[Figure]:
+    folder = ws.folder("binary-caps")
+    n = cfg.binary_steps
+    caps = {k: write(folder / f"true-{k}.md", capgen.binary_true(k).text) for k in (1, n)}
+
+    def runtime_exec(steps: int) -> float:
+        return timed(
+            [RUNTIME, "capability", "execute", str(caps[steps])],
+            env=ws.env_with_home(),
+            cwd=ws.folder("exec"),
+            timeout=600,
+        )
+
+    def python_loop(steps: int) -> float:
+        return timed(
+            [PYTHON, "-c", TRUE_LOOP, str(steps)], env=ws.env_with_home(), cwd=ws.folder("loop")
+        )
+
+    variants: dict[str, Callable[[], float]] = {
+        "runtime-1": functools.partial(runtime_exec, 1),
+        f"runtime-{n}": functools.partial(runtime_exec, n),
+        "python-1": functools.partial(python_loop, 1),
+        f"python-{n}": functools.partial(python_loop, n),
+    }
+    samples = interleave(variants, cfg.binary_reps, warmup=["runtime-1", "python-1"])
+    fig = ratio_figure(
+        new_figure("6"),
+        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
+        _marginal(samples, f"python-{n}", "python-1", n - 1),
+        1.3,
+    )
+    fig.notes.append(f"{n} vs 1 steps / iterations")
+    fig.details = {"samples_s": samples}
+    return [fig]
+
+
+# ----------------------------------------------------------------------------- 7
+
+HTTPX_LOOP = """\
+import json, os, sys
+import httpx
+url, n = sys.argv[1], int(sys.argv[2])
+headers = json.loads(os.environ["BENCH_HEADERS"])
+with httpx.Client(headers=headers, trust_env=False, follow_redirects=False, timeout=30) as client:
+    for _ in range(n):
+        client.get(url).raise_for_status()
+"""
+
+# Headers httpx sets itself (or that describe one connection), not copied to the reference.
+_HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding"}
+
+
+def fig_github(ws: Workspace, cfg: Config) -> list[Figure]:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.github_double import GitHubDouble
+
+    token = "ghp_bench" + secrets.token_hex(16)
+    figures = []
+    with GitHubDouble(token=token, preload_schema=True) as gh:
+        gh.add_org("acme")
+        for i in range(1, 251):
+            gh.add_repo("acme", f"repo-{i:03d}")
+        gh.add_repo("acme", "app", description="The app", language="Python")
+        extra = {
+            "GITHUB_API_URL": gh.api_url,
+            "GITHUB_GRAPHQL_URL": gh.graphql_url,
+            "RUNTIME_GITHUB_TOKEN": token,
+        }
+        cwd = ws.folder("cwd")
+
+        def count(fid: str, argv: list[str], expected: int, what: str) -> Figure:
+            fig = new_figure(fid)
+            env = ws.env_with_home(extra)
+            gh.reset_counters()
+            try:
+                run(argv, env=env, cwd=cwd, timeout=120)
+            except BenchError as exc:
+                fig.notes.append(str(exc))
+            requests, connections = gh.requests, gh.connections
+            value = len(requests) if what == "requests" else connections
+            fig.measured, fig.reference = value, expected
+            fig.ok = value == expected and not fig.notes
+            fig.details = {
+                "requests": [f"{r.method} {r.path}" for r in requests],
+                "connections": connections,
+            }
+            fig.notes.append(f"{len(requests)} request(s) over {connections} connection(s)")
+            return fig
+
+        figures.append(count("7a", [RUNTIME, "github", "repo", "list", "acme"], 3, "requests"))
+        figures.append(
+            count("7b", [RUNTIME, "github", "repo", "summary", "acme/app"], 1, "requests")
+        )
+        folder = ws.folder("github-caps")
+        caps = {
+            k: write(folder / f"view-{k}.md", capgen.github_repo_view(k, "acme/app").text)
+            for k in sorted({1, 20, cfg.http_steps})
+        }
+        figures.append(
+            count("7c", [RUNTIME, "capability", "execute", str(caps[20])], 1, "connections")
+        )
+        # 7d's reference repeats the GET runtime sent in 7c: same path, same headers.
+        views = [r for r in gh.requests if r.method == "GET"]
+        try:
+            if not views:
+                raise BenchError("the repo view capability of 7c sent no GET request")
+            figures.append(_per_request(ws, cfg, gh, caps, extra, views[0]))
+        except BenchError as exc:
+            fig = new_figure("7d")
+            fig.notes.append(f"not measured: {exc}")
+            figures.append(fig)
+    return figures
+
+
+def _per_request(
+    ws: Workspace,
+    cfg: Config,
+    gh: Any,
+    caps: dict[int, Path],
+    extra: dict[str, str],
+    view: Any,
+) -> Figure:
+    fig = new_figure("7d")
+    n = cfg.http_steps
+    path = view.path
+    headers = {k: v for k, v in view.headers.items() if k.lower() not in _HOP_HEADERS}
+    ref_env = {"BENCH_HEADERS": json.dumps(headers)}
+    url = gh.base_url + path
+    cwd = ws.folder("cwd")
+
+    def runtime_exec(steps: int) -> float:
+        return timed(
+            [RUNTIME, "capability", "execute", str(caps[steps])],
+            env=ws.env_with_home(extra),
+            cwd=cwd,
+            timeout=600,
+        )
+
+    def httpx_loop(steps: int) -> float:
+        return timed(
+            [PYTHON, "-c", HTTPX_LOOP, url, str(steps)], env=ws.env_with_home(ref_env), cwd=cwd
+        )
+
+    variants: dict[str, Callable[[], float]] = {
+        "runtime-1": functools.partial(runtime_exec, 1),
+        f"runtime-{n}": functools.partial(runtime_exec, n),
+        "httpx-1": functools.partial(httpx_loop, 1),
+        f"httpx-{n}": functools.partial(httpx_loop, n),
+    }
+    samples = interleave(variants, cfg.http_reps, warmup=["runtime-1", "httpx-1"])
+    ratio_figure(
+        fig,
+        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
+        _marginal(samples, f"httpx-{n}", "httpx-1", n - 1),
+        1.3,
+    )
+    fig.notes.append(f"{n} vs 1 steps / requests of GET {path.split('?')[0]}")
+    fig.details = {"samples_s": samples, "reference_headers": sorted(headers)}
+    return fig
+
+
+# ----------------------------------------------------------------------------- 8
+
+_MARKER = re.compile(r"\[\.\.\. (\d+) bytes omitted \.\.\.\]")
+
+
+def _wait_with_rusage(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, Any, bool]:
+    """Wait for ``proc`` with os.wait4 (its own rusage); kill it after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            timed_out = True
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage, timed_out
+
+
+def fig_memory(ws: Workspace, cfg: Config) -> list[Figure]:
+    fig = new_figure("8")
+    nbytes = cfg.memory_bytes
+    if nbytes != GIB:
+        fig.title = fig.title.replace("1 GiB", f"{nbytes // MIB} MiB (quick)")
+    work = ws.folder("memory")
+    policy = write(work / "policy.yaml", "allowed_binaries: [head]\n")
+    cap = write(work / "big-output.md", capgen.head_zero(nbytes).text)
+    env = ws.env_with_home({"RUNTIME_POLICY_FILE": str(policy)})
+    out_path, err_path = work / "stdout.json", work / "stderr.txt"
+    argv = [RUNTIME, "--output", "json", "capability", "execute", str(cap)]
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+        code, usage, timed_out = _wait_with_rusage(proc, cfg.memory_timeout)
+        elapsed = time.perf_counter() - start
+    rss_mib = usage.ru_maxrss / 1024  # KiB on Linux
+    fig.measured = rss_mib
+    fig.notes.append(
+        f"{nbytes // MIB} MiB through the step in {fmt_seconds(elapsed)} "
+        f"({nbytes / MIB / elapsed:.1f} MiB/s)"
+    )
+    fig.details = {"peak_rss_kib": usage.ru_maxrss, "wall_s": elapsed, "exit_code": code}
+    problems: list[str] = []
+    if timed_out:
+        problems.append(f"killed after {cfg.memory_timeout:.0f} s")
+    elif code != 0:
+        problems.append(f"exit code {code}: {err_path.read_text(errors='replace')[-300:]}")
+    else:
+        problems.extend(_check_big_output(out_path, nbytes, fig))
+    fig.notes.extend(problems)
+    fig.ok = rss_mib < 100 and not problems
+    return [fig]
+
+
+def _check_big_output(out_path: Path, nbytes: int, fig: Figure) -> list[str]:
+    """The step output is a bounded head and tail, and output_bytes counts everything."""
+    try:
+        step = json.loads(out_path.read_bytes())["steps"][0]
+    except (ValueError, KeyError, IndexError) as exc:
+        return [f"unreadable JSON output ({exc})"]
+    problems = []
+    output = step.get("output") or ""
+    fig.details.update(
+        output_bytes=step.get("output_bytes"),
+        truncated=step.get("truncated"),
+        kept_output_chars=len(output),
+    )
+    if step.get("output_bytes") != nbytes:
+        problems.append(f"output_bytes is {step.get('output_bytes')}, not {nbytes}")
+    marker = _MARKER.search(output)
+    if not step.get("truncated") or marker is None:
+        problems.append("the output is not cut into head and tail (no omission marker)")
+    elif marker.start() == 0 or marker.end() == len(output):
+        problems.append("the kept output lacks a head or a tail")
+    if len(output) > MIB:
+        problems.append(f"the kept output is {len(output)} characters (not bounded to 1 MiB)")
+    if not problems:
+        fig.notes.append(
+            f"output_bytes == {nbytes}; kept {len(output)} characters (head + marker + tail)"
+        )
+    return problems
+
+
+# ----------------------------------------------------------------------------- main
+
+GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]] = [
+    ("start-up", fig_startup, ["1a", "1b"]),
+    ("validate one small capability", fig_validate_small, ["2"]),
+    ("validation scaling", fig_scaling, ["3a-valid", "3b-valid", "3a-invalid", "3b-invalid"]),
+    ("catalog", fig_catalog, ["4"]),
+    ("execute: files write steps", fig_execute_files, ["5"]),
+    ("execute: binary steps", fig_execute_binary, ["6"]),
+    ("github request economy", fig_github, ["7a", "7b", "7c", "7d"]),
+    ("memory", fig_memory, ["8"]),
+]
+
+
+def environment(cfg: Config) -> dict[str, Any]:
+    def output(argv: list[str]) -> str:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"unavailable ({exc})"
+        return (done.stdout or done.stderr).strip()
+
+    dirty = bool(output(["git", "status", "--porcelain", "--untracked-files=no"]))
+    return {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "mode": "quick" if cfg.quick else "full",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "python_executable": PYTHON,
+        "runtime_version": output([RUNTIME, "--version"]),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "git_commit": output(["git", "rev-parse", "--short", "HEAD"]) + ("+dirty" if dirty else ""),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer repetitions and sizes (< 1 minute)"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=ROOT / "bench" / "results.json",
+        help="where to write the results (default: bench/results.json)",
+    )
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    began = time.perf_counter()
+
+    env_info = environment(cfg)
+    print(f"runtime benchmark ({env_info['mode']})")
+    for key, value in env_info.items():
+        print(f"  {key}: {value}")
+    sys.stdout.flush()
+
+    figures: list[Figure] = []
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="runtime-bench-") as tmp:
+        ws = Workspace(Path(tmp))
+        setup_error = None
+        try:
+            env_info["homes"] = ws.prepare_home_template()
+        except Exception as exc:
+            setup_error = f"cannot bootstrap a Runtime Home: {exc}"
+        print(f"  homes: {env_info.get('homes', setup_error)}\n", flush=True)
+        for label, function, ids in GROUPS:
+            print(f"[{ids[0]}..{ids[-1]}] {label} ...", file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            produced: list[Figure] = []
+            error = setup_error
+            if error is None:
+                try:
+                    produced = function(ws, cfg)
+                except BenchError as exc:
+                    error = str(exc)
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    traceback.print_exc(file=sys.stderr)
+            timings[label] = time.perf_counter() - start
+            by_id = {f.id: f for f in produced}
+            for fid in ids:
+                fig = by_id.get(fid) or new_figure(fid)
+                if fid not in by_id:
+                    fig.notes.append(f"not measured: {error}")
+                figures.append(fig)
+            print(f"    {timings[label]:.1f} s", file=sys.stderr, flush=True)
+
+    print(render_table(figures))
+    print()
+    for fig in figures:
+        for note in fig.notes:
+            print(f"  {fig.id}: {note}")
+    passed = sum(f.ok for f in figures)
+    elapsed = time.perf_counter() - began
+    print(f"\nelapsed: {elapsed:.1f} s")
+
+    report = {
+        "environment": env_info,
+        "figures": [f.as_json() for f in figures],
+        "passed": passed,
+        "total": len(figures),
+        "group_seconds": timings,
+        "elapsed_s": elapsed,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"results written to {args.json}")
+    print(f"{passed} of {len(figures)} figures meet their targets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
