@@ -201,11 +201,12 @@ def _prose(lines: list[str], doc: Document, fm: Frontmatter | None) -> None:
                 in_fence[n] = True
     start = fm.end_line if fm else 0
     in_lineage = False
+    in_comment = False
     for index in range(start, len(lines)):
         number = index + 1
         if in_fence[number]:
             continue
-        line = lines[index]
+        line, in_comment = _without_html_comments(lines[index], in_comment)
         heading = _HEADING.match(line)
         if heading:
             level = len(heading.group(1))
@@ -219,6 +220,26 @@ def _prose(lines: list[str], doc: Document, fm: Frontmatter | None) -> None:
             continue
         if in_lineage:
             _lineage_line(line, number, doc)
+
+
+def _without_html_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """The line with HTML comments blanked (columns kept), and whether one is still open."""
+    chars = list(line)
+    i = 0
+    while i < len(line):
+        if in_comment:
+            end = line.find("-->", i)
+            stop = len(line) if end < 0 else end + 3
+            chars[i:stop] = " " * (stop - i)
+            if end < 0:
+                return "".join(chars), True
+            i, in_comment = stop, False
+        else:
+            start = line.find("<!--", i)
+            if start < 0:
+                break
+            i, in_comment = start, True
+    return "".join(chars), in_comment
 
 
 def _lineage_line(line: str, number: int, doc: Document) -> None:

@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
         "runtime.cli.commands:bootstrap_app",
         "Make Runtime Home match this version.",
     ),
+    "doctor": ((), "runtime.cli.doctor_cmd:doctor_app", "Check the installation; say what to fix."),
     "version": ((), "runtime.cli.commands:version_app", "Print the version."),
 }
 
@@ -181,7 +182,7 @@ def _argv_wants_json(argv: list[str]) -> bool:
 
 
 def _report_failure(failure: RuntimeFailure, as_json: bool) -> int:
-    from runtime.cli.render import emit_json, err, problem_line
+    from runtime.cli.render import emit_json, err, paint, problem_line
 
     if as_json:
         emit_json(
@@ -199,13 +200,13 @@ def _report_failure(failure: RuntimeFailure, as_json: bool) -> int:
     else:
         if failure.problems:
             for p in failure.problems:
-                err(problem_line(p))
+                err(problem_line(p, sys.stderr))
                 if p.hint:
                     err(f"  hint: {p.hint}")
             if not any(problem_line(p).endswith(failure.message) for p in failure.problems):
                 err(f"error: {failure.message}")
         else:
-            err(f"error: {failure.message}")
+            err(f"{paint('error', 'red', sys.stderr)}: {failure.message}")
             if failure.hint:
                 err(f"  hint: {failure.hint}")
     return int(failure.exit_code)

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from runtime.cli import ensure_home, json_mode, workspace
+from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out
 
 policy_app = typer.Typer(
@@ -63,7 +64,9 @@ def policy_show_cmd() -> None:
 
 @policy_app.command("check")
 def policy_check_cmd(
-    name: str = typer.Argument(..., help="Capability path or name."),
+    name: str = typer.Argument(
+        ..., help="Capability path or name.", autocompletion=capability_names
+    ),
     inputs: list[str] = typer.Option(
         None, "--input", "-i", help="An input as key=value (repeatable)."
     ),

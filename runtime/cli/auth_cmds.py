@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from runtime.cli import ensure_home, json_mode, workspace
+from runtime.cli.completion import context_names
 from runtime.cli.render import emit_json, err, out
 from runtime.errors import MissingCredential, UsageError
 
@@ -261,7 +262,9 @@ def context_list_cmd() -> None:
 
 @context_app.command("show")
 def context_show_cmd(
-    name: str = typer.Argument(None, help="Context name (default: the active one)."),
+    name: str = typer.Argument(
+        None, help="Context name (default: the active one).", autocompletion=context_names
+    ),
 ) -> None:
     """Show one context's values."""
     ws = workspace()
@@ -290,7 +293,9 @@ def context_show_cmd(
 
 
 @context_app.command("use")
-def context_use_cmd(name: str = typer.Argument(..., help="Context to make active.")) -> None:
+def context_use_cmd(
+    name: str = typer.Argument(..., help="Context to make active.", autocompletion=context_names),
+) -> None:
     """Make a context the active one."""
     ws = workspace()
     ensure_home(ws)

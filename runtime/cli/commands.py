@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import typer
 
 from runtime import __version__
 from runtime.cli import ensure_home, json_mode, workspace
+from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
 from runtime.exitcodes import ExitCode
 
@@ -68,12 +70,19 @@ def bootstrap_cmd() -> None:
 @capability_app.command("validate")
 def validate_cmd(
     targets: list[str] = typer.Argument(
-        ..., help="Capability files, names or folders (recursively)."
+        ...,
+        help="Capability files, names or folders (recursively).",
+        autocompletion=capability_names,
     ),
     format: str = typer.Option(
         "text",
         "--format",
         help="Text problem format: text (with source and hint), plain (FILE:LINE:COL only), github (workflow commands).",
+    ),
+    only_capabilities: bool = typer.Option(
+        False,
+        "--only-capabilities",
+        help="Skip Markdown files without a runtime block even when named (pre-commit passes every changed .md).",
     ),
 ) -> None:
     """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
@@ -92,7 +101,7 @@ def validate_cmd(
     for target in found:
         result = validate_file(target.path, target.display, ws.registry, ws.policy)
         if (
-            not target.explicit
+            (only_capabilities or not target.explicit)
             and not result.has_runtime_block
             and not any(p.is_error and p.code not in ("no-runtime-block",) for p in result.problems)
         ):
@@ -138,7 +147,7 @@ def validate_cmd(
 
                     out(github_annotation(p))
                 elif format == "plain":
-                    out(problem_line(p))
+                    out(f"{p.file}:{p.line}:{p.column}: {p.severity}: {p.message}")
                 else:
                     for line in problem_block(p, lines):
                         out(line)
@@ -209,7 +218,11 @@ def list_cmd() -> None:
 
 
 @capability_app.command("show")
-def show_cmd(name: str = typer.Argument(..., help="Capability name or path.")) -> None:
+def show_cmd(
+    name: str = typer.Argument(
+        ..., help="Capability name or path.", autocompletion=capability_names
+    ),
+) -> None:
     """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
     from runtime.catalog import resolve_one
     from runtime.provider import match_operation
@@ -302,7 +315,9 @@ def _requirements(ws: Any, cap: Any, problems: list[Any]) -> list[dict[str, Any]
 
 
 @capability_app.command("dependents")
-def dependents_cmd(name: str = typer.Argument(..., help="Capability name.")) -> None:
+def dependents_cmd(
+    name: str = typer.Argument(..., help="Capability name.", autocompletion=capability_names),
+) -> None:
     """List capabilities whose Lineage section names NAME."""
     from runtime.catalog import list_sources
 
@@ -331,3 +346,68 @@ def dependents_cmd(name: str = typer.Argument(..., help="Capability name.")) -> 
     for h in hits:
         ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in h["steps"])
         out(f"{h['name']}  {h['path']}" + (f"  (steps {ranges})" if ranges else ""))
+
+
+@capability_app.command("new")
+def new_cmd(
+    name: str = typer.Argument(..., help="Capability name (kebab-case), or a path ending in .md."),
+    provider: str = typer.Option("files", "--provider", help="Starting point: files or github."),
+) -> None:
+    """Write a commented starting capability that validates as written. Never overwrites."""
+    import re
+
+    from runtime.errors import UsageError
+    from runtime.scaffold import render
+
+    ws = workspace()
+    ensure_home(ws)
+    if provider not in ("files", "github"):
+        raise UsageError(f"--provider must be files or github, not '{provider}'")
+    if name.endswith(".md"):
+        path = Path(name) if Path(name).is_absolute() else ws.cwd / name
+        stem = path.stem
+    else:
+        stem = name
+        path = ws.cwd / "capabilities" / f"{name}.md"
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", stem) or len(stem) > 64:
+        raise UsageError(
+            f"'{stem}' is not a valid capability name",
+            hint="use 1 to 64 lowercase letters, digits and single '-'",
+        )
+    if path.exists():
+        raise UsageError(f"{path} already exists; nothing was written", hint="choose another name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as fh:  # "x": refuse to overwrite, even in a race
+            fh.write(render(stem, provider))
+    except FileExistsError:
+        raise UsageError(f"{path} already exists; nothing was written") from None
+    if json_mode():
+        emit_json({"ok": True, "path": str(path), "provider": provider})
+    else:
+        out(f"wrote {path}")
+        out(f"next: runtime capability validate {path}")
+
+
+@capability_app.command("spec")
+def spec_cmd(
+    provider: str = typer.Argument(None, help="A provider's spec instead (files, github)."),
+) -> None:
+    """Print the authoring reference from Runtime Home (the one for the installed version)."""
+    from runtime.errors import NotFound
+
+    ws = workspace()
+    ensure_home(ws)
+    name = f"{provider}.md" if provider else "capability-spec.md"
+    path = ws.home.specs_dir / name
+    if not path.is_file():
+        from runtime.home import refresh
+
+        refresh(ws.home, verify=True)  # a runtime-owned file went missing: repair Home
+    if not path.is_file():
+        raise NotFound(f"no spec {name} in {ws.home.specs_dir}", hint="run `runtime bootstrap`")
+    text = path.read_text(encoding="utf-8")
+    if json_mode():
+        emit_json({"ok": True, "path": str(path), "text": text})
+    else:
+        sys.stdout.write(text)

@@ -17,8 +17,14 @@ def provider_app(name: str) -> typer.Typer:
 
 
 def _register(app: typer.Typer, name: str) -> None:
-    def command(ctx: typer.Context) -> Any:
-        return provider_command(name, list(ctx.args))
+    from runtime.cli.completion import operation_words
+
+    def command(
+        args: list[str] = typer.Argument(
+            None, help="Operation words and arguments.", autocompletion=operation_words(name)
+        ),
+    ) -> Any:
+        return provider_command(name, list(args or []))
 
     command.__doc__ = f"Run a {name} operation directly; `runtime {name} --help` lists them all."
     app.command(

@@ -9,6 +9,27 @@ from typing import Any, TextIO
 
 from runtime.problems import Problem
 
+_CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def colour_enabled(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal, never with NO_COLOR set (https://no-color.org) or TERM=dumb."""
+    import os
+
+    target = stream or sys.stdout
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return target.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
+    if not colour_enabled(stream):
+        return text
+    return f"\033[{_CODES[colour]}m{text}\033[0m"
+
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
     out = stream or sys.stdout
@@ -24,8 +45,9 @@ def err(text: str = "") -> None:
     sys.stderr.write(text + "\n")
 
 
-def problem_line(p: Problem) -> str:
-    return f"{p.file}:{p.line}:{p.column}: {p.severity}: {p.message}"
+def problem_line(p: Problem, stream: TextIO | None = None) -> str:
+    severity = paint(p.severity, "red" if p.is_error else "yellow", stream)
+    return f"{p.file}:{p.line}:{p.column}: {severity}: {p.message}"
 
 
 def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:

@@ -13,6 +13,7 @@ import typer
 
 from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.commands import capability_app
+from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out
 from runtime.errors import RuntimeFailure
 from runtime.exitcodes import ExitCode
@@ -34,6 +35,7 @@ class TextReporter:
         self.redactor = redactor
         self.open_line = False
         self.streamed = False
+        self.ended_with_newline = True
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -54,15 +56,19 @@ class TextReporter:
         target = sys.stdout if stream == "stdout" else sys.stderr
         target.write(text)
         target.flush()
+        if text:
+            self.ended_with_newline = text.endswith("\n")
 
     def step_finished(self, result: Any, total: int) -> None:
-        status = result.status
+        from runtime.cli.render import paint
+
+        status = paint(result.status, "green" if result.status == "ok" else "red")
         timing = f"{result.duration_ms:.0f} ms"
         if self.open_line:
             sys.stdout.write(f" {status} {timing}\n")
         else:
-            if self.streamed:
-                sys.stdout.write("\n" if not _ends_with_newline() else "")
+            if self.streamed and not self.ended_with_newline:
+                sys.stdout.write("\n")
             sys.stdout.write(f"[{result.planned.index}/{total}] {status} {timing}\n")
         self.open_line = False
         outcome = result.outcome
@@ -79,10 +85,6 @@ class TextReporter:
         if result.hint:
             sys.stdout.write(f"    hint: {self.redactor.text(result.hint)}\n")
         sys.stdout.flush()
-
-
-def _ends_with_newline() -> bool:
-    return True
 
 
 class QuietReporter:
@@ -290,8 +292,12 @@ def run_prepared(
 
 @capability_app.command("execute")
 def execute_cmd(
-    name: str = typer.Argument(..., help="Capability path or name."),
-    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+    name: str = typer.Argument(
+        ..., help="Capability path or name.", autocompletion=capability_names
+    ),
+    inputs: list[str] = typer.Option(
+        None, "--input", "-i", help=INPUT_HELP, autocompletion=input_names
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the plan and policy decisions; run nothing."
     ),
@@ -317,8 +323,12 @@ def execute_cmd(
 
 @capability_app.command("plan")
 def plan_cmd(
-    name: str = typer.Argument(..., help="Capability path or name."),
-    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+    name: str = typer.Argument(
+        ..., help="Capability path or name.", autocompletion=capability_names
+    ),
+    inputs: list[str] = typer.Option(
+        None, "--input", "-i", help=INPUT_HELP, autocompletion=input_names
+    ),
 ) -> None:
     """Show exactly what execute would do, with each policy decision. Causes no side effect."""
     from runtime.pipeline import prepare
@@ -368,8 +378,12 @@ def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
 
 @capability_app.command("preflight")
 def preflight_cmd(
-    name: str = typer.Argument(..., help="Capability path or name."),
-    inputs: list[str] = typer.Option(None, "--input", "-i", help=INPUT_HELP),
+    name: str = typer.Argument(
+        ..., help="Capability path or name.", autocompletion=capability_names
+    ),
+    inputs: list[str] = typer.Option(
+        None, "--input", "-i", help=INPUT_HELP, autocompletion=input_names
+    ),
     live: bool = typer.Option(
         False, "--live", help="Add bounded, read-only network checks (token, scopes, hosts)."
     ),

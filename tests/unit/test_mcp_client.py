@@ -194,7 +194,6 @@ def test_oversized_response_is_cut_and_memory_bounded(mode: str) -> None:
     assert found.reason.endswith("to tools/list exceeded 1 MiB"), found.reason
     assert found.server_name == "double"  # initialize went through
     # The 2 MiB body was never held whole: what was held is the 1 MiB cap and a read.
-    print("PEAK", mode, peak)
     assert peak < 2 * MiB, peak
 
 

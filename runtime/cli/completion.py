@@ -1,0 +1,120 @@
+"""Dynamic shell completion: capability names, declared inputs, operation words, contexts.
+
+Each function is a typer ``autocompletion`` callback. They must be quick and
+must never fail loudly: a broken completion is an empty list, not a traceback
+in the user's shell.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def _workspace() -> Any:
+    from runtime.workspace import Workspace
+
+    return Workspace(environ=dict(os.environ), cwd=Path.cwd())
+
+
+def capability_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    try:
+        from runtime.catalog import list_sources
+
+        names = sorted({e.name for e in list_sources(_workspace().sources).entries})
+    except Exception:
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+VALUE_OPTIONS = ("--input", "-i", "--timeout", "--runner-capability", "--format", "--output", "-o")
+
+
+def _positionals(args: list[str]) -> tuple[list[str], list[str]]:
+    """Words that are not options or option values, and the values given to --input."""
+    words: list[str] = []
+    inputs: list[str] = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in VALUE_OPTIONS:
+            skip = True
+            if arg in ("--input", "-i") and i + 1 < len(args):
+                inputs.append(args[i + 1])
+            continue
+        if not arg.startswith("-"):
+            words.append(arg)
+    return words, inputs
+
+
+def _line_words() -> list[str]:
+    """The command line being completed, as the shell handed it over (program name dropped)."""
+    import shlex
+
+    if "COMP_WORDS" in os.environ:  # bash
+        words = shlex.split(os.environ["COMP_WORDS"])
+    else:  # zsh, fish, powershell (typer's scripts)
+        words = shlex.split(os.environ.get("_TYPER_COMPLETE_ARGS", ""))
+    return words[1:]
+
+
+def input_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """``name=`` for each input the capability named earlier on the line declares."""
+    try:
+        # the line itself, not ctx.params: an --input still waiting for its value stops
+        # click's resilient parsing before the capability argument is stored
+        words, given_values = _positionals(_line_words())
+        target = words[2] if len(words) >= 3 else None
+        if not target:
+            return []
+        from runtime.catalog import resolve_one
+        from runtime.document import load_document
+        from runtime.grammar import check_capability
+
+        ws = _workspace()
+        found = resolve_one(str(target), ws.sources, ws.cwd)
+        cap, _ = check_capability(load_document(found.path, found.display))
+        given = {v.partition("=")[0] for v in given_values}
+        names = [f"{n}=" for n in cap.inputs if n not in given]
+    except Exception:
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def operation_words(provider_name: str) -> Any:
+    """Completion of the words of ``runtime PROVIDER ...`` from the provider's operation table."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        try:
+            from runtime.registry import load_registry
+
+            provider = load_registry().get(provider_name)
+            if provider is None:
+                return []
+            typed = list((ctx.params or {}).get("args") or [])
+            words: set[str] = set()
+            for op in provider.operations:
+                if tuple(op.words[: len(typed)]) == tuple(typed) and len(op.words) > len(typed):
+                    words.add(op.words[len(typed)])
+            if not typed:
+                words.update({"--help"})
+        except Exception:
+            return []
+        return sorted(w for w in words if w.startswith(incomplete))
+
+    return complete
+
+
+def context_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    try:
+        from runtime.context import ContextStore
+
+        names = ContextStore(_workspace().home).names()
+    except Exception:
+        return []
+    return [n for n in names if n.startswith(incomplete)]

@@ -1,0 +1,183 @@
+"""`runtime doctor`: is this installation healthy, and what to do when it is not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from typing import Any
+
+import typer
+
+from runtime.cli import json_mode, workspace
+from runtime.cli.render import emit_json, out, paint
+
+doctor_app = typer.Typer(rich_markup_mode=None)
+
+
+def _check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
+    return {"check": name, "status": status, "detail": detail, "fix": fix}
+
+
+def _home(ws: Any) -> list[dict[str, Any]]:
+    from runtime import __version__
+    from runtime.home import MANIFEST, VERSION_FILE
+
+    root = ws.home.root
+    fix = "run `runtime bootstrap`"
+    try:
+        version = (root / VERSION_FILE).read_text(encoding="utf-8").strip()
+        files = json.loads((root / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError):
+        return [_check("home", "error", f"{root} is not bootstrapped", fix)]
+    if version != __version__:
+        return [
+            _check(
+                "home", "error", f"{root} is for version {version}, runtime is {__version__}", fix
+            )
+        ]
+    bad = [
+        rel
+        for rel, digest in files.items()
+        if not (root / rel).is_file()
+        or hashlib.sha256((root / rel).read_bytes()).hexdigest() != digest
+    ]
+    if bad:
+        return [
+            _check(
+                "home",
+                "error",
+                f"{len(bad)} runtime-owned file(s) differ: {', '.join(bad[:3])}",
+                fix,
+            )
+        ]
+    return [_check("home", "ok", f"{root} (version {version}, {len(files)} files verified)")]
+
+
+def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
+    from runtime.errors import RuntimeFailure
+
+    checks = []
+    try:
+        ws.config  # noqa: B018 - parsing is the check
+        checks.append(_check("config", "ok", ws.config.source))
+    except RuntimeFailure as exc:
+        checks.append(_check("config", "error", exc.message, exc.hint or "fix config.yaml"))
+    try:
+        policy = ws.policy
+        checks.append(_check("policy", "ok", " <- ".join(policy.sources)))
+    except RuntimeFailure as exc:
+        checks.append(_check("policy", "error", exc.message, exc.hint or "fix the policy file"))
+    return checks
+
+
+def _keyring() -> dict[str, Any]:
+    try:
+        import keyring
+        from keyring.backends import fail
+
+        backend = keyring.get_keyring()
+    except Exception as exc:
+        return _check(
+            "keyring",
+            "warning",
+            f"the keyring could not be loaded ({type(exc).__name__})",
+            "export RUNTIME_GITHUB_TOKEN=<token> instead of `runtime auth login`",
+        )
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if isinstance(backend, fail.Keyring):
+        return _check(
+            "keyring",
+            "warning",
+            "no keyring backend is available (common on headless servers)",
+            "export RUNTIME_GITHUB_TOKEN=<token> instead of `runtime auth login`",
+        )
+    return _check("keyring", "ok", name)
+
+
+def _gh(ws: Any) -> dict[str, Any]:
+    from runtime.process import ProcessStartError, run_process
+
+    path = shutil.which("gh", path=ws.path)
+    if path is None:
+        return _check(
+            "gh",
+            "warning",
+            "gh is not on PATH: the github pr/issue create/run/workflow operations need it",
+            "install gh (Debian package gh, or https://cli.github.com)",
+        )
+    try:
+        result = run_process(
+            [path, "--version"],
+            env={"PATH": ws.path, "GH_NO_UPDATE_NOTIFIER": "1"},
+            cwd=ws.cwd,
+            timeout=5,
+            head_bytes=4096,
+            tail_bytes=0,
+        )
+    except (ProcessStartError, OSError):
+        return _check("gh", "warning", f"{path} could not be run", "reinstall gh")
+    first = (result.stdout.strip().splitlines() or ["?"])[0]
+    return _check("gh", "ok", f"{first} ({path})")
+
+
+def _binaries(ws: Any) -> list[dict[str, Any]]:
+    from runtime.errors import RuntimeFailure
+
+    try:
+        policy = ws.policy
+    except RuntimeFailure:
+        return []
+    found: list[str] = []
+    missing: list[str] = []
+    for name in sorted(policy.allowed_binaries):
+        if name in policy.denied_binaries:
+            continue
+        path = shutil.which(name, path=ws.path)
+        (found if path else missing).append(f"{name}={path}" if path else name)
+    status = "ok" if not missing else "warning"
+    detail = f"{len(found)} on PATH" + (f"; not found: {', '.join(missing)}" if missing else "")
+    return [
+        _check(
+            "allowed binaries",
+            status,
+            detail,
+            "install them or drop them from the policy" if missing else None,
+        )
+    ]
+
+
+def _providers(ws: Any) -> dict[str, Any]:
+    registry = ws.registry
+    if registry.broken:
+        broken = "; ".join(f"{n}: {why}" for n, why in registry.broken.items())
+        return _check("providers", "error", broken, "reinstall the package that provides it")
+    return _check("providers", "ok", ", ".join(registry.names()))
+
+
+@doctor_app.command("doctor")
+def doctor_cmd() -> None:
+    """Check the installation: Home, policy, config, keyring, gh, allowed binaries, providers."""
+    ws = workspace()
+    checks = [
+        *_home(ws),
+        *_policy_and_config(ws),
+        _keyring(),
+        _gh(ws),
+        *_binaries(ws),
+        _providers(ws),
+    ]
+    errors = [c for c in checks if c["status"] == "error"]
+    code = 5 if errors else 0
+    if json_mode():
+        emit_json({"ok": not errors, "exit_code": code, "checks": checks})
+    else:
+        colours = {"ok": "green", "warning": "yellow", "error": "red"}
+        for c in checks:
+            out(
+                f"{paint(c['status'].upper().ljust(7), colours[c['status']])} {c['check']}: {c['detail']}"
+            )
+            if c["fix"] and c["status"] != "ok":
+                out(f"        fix: {c['fix']}")
+        out("healthy" if not errors else f"{len(errors)} problem(s) to fix")
+    raise typer.Exit(code)
