@@ -130,6 +130,11 @@ def needle(access: str, roots: Sequence[Path]) -> str:
     return f"{access} roots " + ", ".join(str(r) for r in roots)
 
 
+def names_root(text: str, access: str, roots: Sequence[Path]) -> bool:
+    """The refusal names every root of that access, or the one root the path was checked against."""
+    return needle(access, roots) in text or any(f"{access} root {r}" in text for r in roots)
+
+
 def lexical_inside(path: str, roots: Sequence[Path]) -> bool:
     return any(path == str(r) or path.startswith(str(r) + os.sep) for r in roots)
 
@@ -211,7 +216,7 @@ class Campaign:
             if op == "delete":
                 if "denied_operations: files delete" not in text:
                     self.problems.append(f"{label}: a delete refusal without its rule: {text[:300]}")
-            elif needle(ACCESS[op], sc.roots(op)) not in text:
+            elif not names_root(text, ACCESS[op], sc.roots(op)):
                 self.problems.append(
                     f"{label}: the refusal does not name {needle(ACCESS[op], sc.roots(op))!r}: "
                     f"{text[:400]}"
@@ -253,7 +258,7 @@ class Campaign:
             if op == "delete"
             else f"refused by {ACCESS[op]}_roots"
         )
-        if want not in text or (op != "delete" and needle(ACCESS[op], sc.roots(op)) not in text):
+        if want not in text or (op != "delete" and not names_root(text, ACCESS[op], sc.roots(op))):
             self.problems.append(f"{label}: the refusal does not name the root: {text[:400]}")
 
     def single_step(self, sc: Scenario, op: str, entry: Entry) -> None:
@@ -279,6 +284,11 @@ class Campaign:
     def run(self, sc: Scenario, corpus: Sequence[Entry]) -> None:
         before = snapshot(sc.protected)
         for index, entry in enumerate(corpus):
+            # Reduced size: every escaping path is tried with every operation in the capability
+            # batches below; directly, every third one with one operation (round robin). Paths
+            # whose outcome is not a plain refusal are all tried directly.
+            if not FULL and entry.expect == "refuse" and index % 3:
+                continue
             ops = entry.ops if FULL else (entry.ops[index % len(entry.ops)],)
             for op in ops:
                 self.direct(sc, op, entry)
@@ -473,6 +483,7 @@ def make_user_area(area: Path, outside: Path) -> dict[str, Path]:
         "naive_nfc": area / NFC_NAIVE,
     }
     write(paths["ro"] / "readable.txt", "read-only root content\n")
+    write(paths["ro"] / "plain.txt", "plain read-only content\n")
     write(paths["rw"] / "existing.txt", "rw content\n")
     os.symlink("../ro", paths["rw"] / "to_ro")
     os.symlink(os.path.relpath(outside, paths["rw"]), paths["rw"] / "to_out")
@@ -532,9 +543,9 @@ def user_corpus(area: Path) -> list[Entry]:
             expect={"write": (0, "wrote")},
         ),
         Entry(
-            "../rw/to_ro/readable.txt",
-            ("read",),
-            expect={"read": (0, "read-only root content")},
+            "../rw/to_ro/plain.txt",
+            ("read", "list"),
+            expect={"read": (0, "plain read-only content"), "list": (1, "not a folder")},
         ),
         Entry(f"../{NFD_NAIVE}/f.txt", ("read",), expect={"read": (0, "nfd read root")}),
         Entry(
@@ -579,7 +590,7 @@ def race(
             result = campaign.cli("files", *args, cwd=sc.cwd, extra_env=sc.env)
             label = f"[race] files {op} {path}"
             text = campaign._common(label, result)
-            if result.code == 3 and needle(ACCESS[op], sc.roots(op)) not in text:
+            if result.code == 3 and not names_root(text, ACCESS[op], sc.roots(op)):
                 campaign.problems.append(f"{label}: the refusal does not name the root: {text}")
             if result.code not in (0, 1, 3):
                 campaign.problems.append(f"{label}: exit {result.code}: {text[:300]}")
@@ -654,7 +665,7 @@ def test_path_confinement_campaign(
     (work / "sub").mkdir()
     write(work / "sub" / "inner.txt", "inside sub\n")
     os.symlink(outside / "dir", work / "sub_alt")
-    rounds = 1000 if FULL else 40
+    rounds = 1000 if FULL else 30
     dir_ops = [
         ("write", "sub/f.txt"),
         ("append", "sub/log.txt"),

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The script behind action.yml: install runtime, execute one capability, publish the
+# JSON result as the step output `result`, and exit with runtime's own exit code.
+#
+# Environment (set by action.yml from the action's inputs):
+#   RUNTIME_ACTION_CAPABILITY  path or name of the capability (required)
+#   RUNTIME_ACTION_INPUTS      one name=value per line
+#   RUNTIME_ACTION_INSTALL     pip requirement to install (default: this checkout)
+#   RUNTIME_ACTION_ARGS        extra arguments for `capability execute` (split on spaces)
+#   RUNTIME_ACTION_SKIP_INSTALL=1  use the `runtime` already on PATH (tests)
+#   GITHUB_OUTPUT, GITHUB_ACTION_PATH  set by GitHub Actions
+set -uo pipefail
+
+action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
+: "${RUNTIME_ACTION_CAPABILITY:?the 'capability' input is required}"
+: "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set (not running in GitHub Actions?)}"
+
+if [ "${RUNTIME_ACTION_SKIP_INSTALL:-}" != "1" ]; then
+  venv="${RUNNER_TEMP:-/tmp}/runtime-action-venv"
+  python3 -m venv "$venv" || exit 2
+  "$venv/bin/pip" install --quiet "${RUNTIME_ACTION_INSTALL:-$action_path}" || exit 2
+  PATH="$venv/bin:$PATH"
+fi
+
+args=(--output json capability execute "$RUNTIME_ACTION_CAPABILITY")
+while IFS= read -r line || [ -n "$line" ]; do
+  [ -z "${line//[[:space:]]/}" ] && continue
+  args+=(--input "$line")
+done <<< "${RUNTIME_ACTION_INPUTS:-}"
+if [ -n "${RUNTIME_ACTION_ARGS:-}" ]; then
+  read -r -a extra <<< "$RUNTIME_ACTION_ARGS"
+  args+=("${extra[@]}")
+fi
+
+result_file="$(mktemp)"
+runtime "${args[@]}" > "$result_file"
+code=$?
+
+# A random delimiter, so that no line of the JSON can end the multi-line output early.
+delimiter="RUNTIME_RESULT_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+{
+  echo "result<<$delimiter"
+  cat "$result_file"
+  echo "$delimiter"
+  echo "exit-code=$code"
+} >> "$GITHUB_OUTPUT"
+cat "$result_file"
+rm -f "$result_file"
+exit "$code"
