@@ -426,7 +426,7 @@ def default_corpus(work: Path, outside: Path, tmp: Path) -> list[Entry]:
         f"/proc/self/cwd/ok-{TAG}.txt",
         f"/proc/self/root{w}/ok-root-{TAG}.txt",
         f"out_dir/../work/ok-{TAG}.txt",
-        f"real/deep/../../inside.txt",
+        "real/deep/../../inside.txt",
         "real/../real/./ok2.txt",
         "in_link/ok3.txt",
         "y" * 255,

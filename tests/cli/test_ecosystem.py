@@ -211,6 +211,7 @@ def test_capability_spec_prints_the_reference_from_home(cli, home: Path) -> None
 
 
 def test_doctor(cli, home: Path, tmp_path: Path) -> None:
+    cli("bootstrap")
     healthy = cli(
         "--output",
         "json",
