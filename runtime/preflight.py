@@ -775,7 +775,8 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
         verify = _verify(ctx)
     except (OSError, ValueError):
         verify = True
-    found = discover(url, kind, find=wanted, verify=verify)  # type: ignore[arg-type]
+    timeout = float(ctx.ws.environ.get("RUNTIME_MCP_TIMEOUT", "10"))
+    found = discover(url, kind, find=wanted, verify=verify, timeout=timeout)  # type: ignore[arg-type]
     if not found.ok:
         return Check(req, TRUE, FALSE, found.reason, checked_at=stamp)
     if req.type == "mcpServer":

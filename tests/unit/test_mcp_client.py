@@ -41,6 +41,9 @@ from tests.mcp_servers import (
     serve,
 )
 
+# Generous: these tests are not about time, and a loaded machine must not fail them.
+PATIENT = 30.0
+
 READ_ONLY = {"initialize", "notifications/initialized", "tools/list", "resources/list"}
 
 
@@ -56,23 +59,23 @@ def assert_no_leak(found: Discovery, *texts: str) -> None:
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 def test_real_server_discovery(json_response: bool) -> None:
     with real_mcp_server(json_response=json_response) as server:
-        found = discover(server.url, "server", timeout=5)
+        found = discover(server.url, "server", timeout=PATIENT)
         assert found.ok, found.reason
         assert found.server_name == "runtime-test-server"
         assert (found.names, found.pages, found.cut_off) == ([], 0, False)
 
-        tools = discover(server.url, "tools", timeout=5)
+        tools = discover(server.url, "tools", timeout=PATIENT)
         assert tools.ok, tools.reason
         assert sorted(tools.names) == ["add", "echo"]
         assert (tools.pages, tools.cut_off) == (1, False)
 
-        resources = discover(server.url, "resources", timeout=5)
+        resources = discover(server.url, "resources", timeout=PATIENT)
         assert resources.ok, resources.reason
         assert resources.names == ["resource://greeting"]
 
-        hit = discover(server.url, "tools", timeout=5, find="echo")
+        hit = discover(server.url, "tools", timeout=PATIENT, find="echo")
         assert hit.ok and "echo" in hit.names and hit.pages == 1
-        miss = discover(server.url, "tools", timeout=5, find="nope")
+        miss = discover(server.url, "tools", timeout=PATIENT, find="nope")
         assert miss.ok and "nope" not in miss.names and not miss.cut_off
 
         assert server.calls == []  # no tool was called, no resource was read
@@ -84,7 +87,7 @@ def test_real_server_discovery(json_response: bool) -> None:
 
 def test_session_and_protocol_headers_and_read_only() -> None:
     with serve(Scenario()) as server:
-        found = discover(server.url(), "tools")
+        found = discover(server.url(), "tools", timeout=PATIENT)
         assert found.ok, found.reason
         assert found.names == ["alpha", "beta"]
         assert found.server_name == "double"
@@ -108,21 +111,21 @@ def test_session_and_protocol_headers_and_read_only() -> None:
 
 def test_server_kind_only_initializes() -> None:
     with serve(Scenario()) as server:
-        found = discover(server.url(), "server")
+        found = discover(server.url(), "server", timeout=PATIENT)
         assert found.ok and found.pages == 0
         assert server.methods() == ["initialize", "notifications/initialized"]
 
 
 def test_resources_list() -> None:
     with serve(Scenario()) as server:
-        found = discover(server.url(), "resources")
+        found = discover(server.url(), "resources", timeout=PATIENT)
         assert found.ok and found.names == ["file:///notes/today.md"]
         assert server.methods()[-1] == "resources/list"
 
 
 def test_pagination_stops_at_max_pages() -> None:
     with serve(Paged(25)) as server:
-        found = discover(server.url(), "tools", find="tool-24")
+        found = discover(server.url(), "tools", find="tool-24", timeout=PATIENT)
         assert found.ok, found.reason
         assert found.pages == 20
         assert found.cut_off is True
@@ -137,14 +140,14 @@ def test_pagination_stops_at_max_pages() -> None:
 
 def test_pagination_reads_to_the_end_within_the_limit() -> None:
     with serve(Paged(5)) as server:
-        found = discover(server.url(), "resources", max_pages=5)
+        found = discover(server.url(), "resources", max_pages=5, timeout=PATIENT)
         assert found.ok and found.pages == 5 and not found.cut_off
         assert found.names == [f"file:///r/{n}" for n in range(5)]
 
 
 def test_find_stops_early() -> None:
     with serve(Paged(25)) as server:
-        found = discover(server.url(), "tools", find="tool-3")
+        found = discover(server.url(), "tools", find="tool-3", timeout=PATIENT)
         assert found.ok and found.pages == 4 and not found.cut_off
         assert found.names[-1] == "tool-3"
         assert server.methods().count("tools/list") == 4
@@ -152,7 +155,7 @@ def test_find_stops_early() -> None:
 
 def test_sse_framing() -> None:
     with serve(SseFraming()) as server:
-        found = discover(server.url(), "tools", timeout=5)
+        found = discover(server.url(), "tools", timeout=PATIENT)
         assert found.ok, found.reason
         assert found.server_name == "double"
         assert found.names == ["alpha", "beta"]
@@ -162,13 +165,13 @@ def test_sse_answers_throughout() -> None:
     scenario = Paged(3)
     scenario.sse = True
     with serve(scenario) as server:
-        found = discover(server.url(), "tools")
+        found = discover(server.url(), "tools", timeout=PATIENT)
         assert found.ok and found.names == ["tool-0", "tool-1", "tool-2"]
 
 
 def test_odd_entries_are_skipped_and_server_name_truncated() -> None:
     with serve(BadServerInfo()) as server:
-        found = discover(server.url(), "tools")
+        found = discover(server.url(), "tools", timeout=PATIENT)
         assert found.ok, found.reason
         assert found.names == ["alpha", "beta"]
         assert found.server_name == "n" * 100
@@ -180,13 +183,13 @@ def test_odd_entries_are_skipped_and_server_name_truncated() -> None:
 
 @pytest.mark.parametrize("mode", ["declared", "json", "sse"])
 def test_oversized_response_is_cut_and_memory_bounded(mode: str) -> None:
-    with serve(Scenario()) as server:
-        discover(server.url(), "tools")  # first-use imports and caches are not the body
+    with serve(Scenario()) as server:  # first-use imports and caches are not the body
+        discover(server.url(), "tools", timeout=PATIENT)
     with serve(Oversized(mode, size=2 * MiB)) as server:
         gc.collect()
         tracemalloc.start()
         try:
-            found = discover(server.url(), "tools", timeout=5)
+            found = discover(server.url(), "tools", timeout=PATIENT)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -199,7 +202,7 @@ def test_oversized_response_is_cut_and_memory_bounded(mode: str) -> None:
 
 def test_smaller_cap_is_named_in_the_reason() -> None:
     with serve(Oversized("json", size=256 * 1024)) as server:
-        found = discover(server.url(), "tools", max_bytes=64 * 1024)
+        found = discover(server.url(), "tools", max_bytes=64 * 1024, timeout=PATIENT)
     assert not found.ok and found.reason.endswith("exceeded 64 KiB")
 
 
@@ -232,7 +235,7 @@ def test_deadline_covers_the_whole_discovery() -> None:
 
 def test_running_event_loop_is_left_alone() -> None:
     async def inside_a_loop() -> Discovery:
-        return discover(url, "tools")
+        return discover(url, "tools", timeout=PATIENT)
 
     with serve(Scenario()) as server:
         url = server.url()
@@ -247,7 +250,7 @@ def test_running_event_loop_is_left_alone() -> None:
 def test_http_error_shows_status_only_and_sends_basic_auth() -> None:
     with serve(HttpError(500)) as server:
         url = server.url(userinfo="user:pw", rest="?token=abc#frag")
-        found = discover(url, "tools")
+        found = discover(url, "tools", timeout=PATIENT)
         (seen,) = server.seen
     assert not found.ok
     assert found.reason == f"http://127.0.0.1:{server.port}/mcp answered HTTP 500 to initialize"
@@ -258,7 +261,7 @@ def test_http_error_shows_status_only_and_sends_basic_auth() -> None:
 
 def test_percent_encoded_credentials_are_decoded() -> None:
     with serve(Scenario()) as server:
-        found = discover(server.url(userinfo="us%40er:p%3Aw"), "server")
+        found = discover(server.url(userinfo="us%40er:p%3Aw"), "server", timeout=PATIENT)
         (seen, *_) = server.seen
     assert found.ok
     assert seen.headers["authorization"] == "Basic " + base64.b64encode(b"us@er:p:w").decode()
@@ -266,7 +269,7 @@ def test_percent_encoded_credentials_are_decoded() -> None:
 
 def test_jsonrpc_error_shows_no_message() -> None:
     with serve(RpcError()) as server:
-        found = discover(server.url(), "tools")
+        found = discover(server.url(), "tools", timeout=PATIENT)
     assert not found.ok
     assert "server returned a JSON-RPC error to tools/list" in found.reason
     assert "-32603" in found.reason
@@ -276,7 +279,7 @@ def test_jsonrpc_error_shows_no_message() -> None:
 @pytest.mark.parametrize("mode", ["json", "sse", "html", "sse-empty", "wrong-id"])
 def test_malformed_responses(mode: str) -> None:
     with serve(Malformed(mode)) as server:
-        found = discover(server.url(), "server")
+        found = discover(server.url(), "server", timeout=PATIENT)
     assert not found.ok
     assert (
         found.reason == f"malformed response from http://127.0.0.1:{server.port}/mcp to initialize"
@@ -285,7 +288,7 @@ def test_malformed_responses(mode: str) -> None:
 
 def test_connection_refused() -> None:
     port = free_port()
-    found = discover(f"http://127.0.0.1:{port}/mcp", "server", timeout=5)
+    found = discover(f"http://127.0.0.1:{port}/mcp", "server", timeout=PATIENT)
     assert not found.ok
     assert found.reason == f"http://127.0.0.1:{port}/mcp did not answer"
 
@@ -309,7 +312,7 @@ def test_invalid_urls(url: str) -> None:
 
 def test_tls_to_a_plain_http_server_fails_cleanly() -> None:
     with serve(Scenario()) as server:
-        found = discover(f"https://127.0.0.1:{server.port}/mcp", "server", timeout=5)
+        found = discover(f"https://127.0.0.1:{server.port}/mcp", "server", timeout=PATIENT)
     assert found.reason == f"https://127.0.0.1:{server.port}/mcp failed the TLS handshake"
 
 
@@ -337,9 +340,9 @@ def test_sse_parser_framing(step: int) -> None:
 
 def test_bad_arguments_raise() -> None:
     with pytest.raises(ValueError):
-        discover("http://127.0.0.1/", "prompts")  # type: ignore[arg-type]
+        discover("http://127.0.0.1/", "prompts", timeout=PATIENT)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        discover("http://127.0.0.1/", "tools", max_pages=0)
+        discover("http://127.0.0.1/", "tools", max_pages=0, timeout=PATIENT)
 
 
 @pytest.mark.parametrize(
