@@ -101,7 +101,7 @@ def test_oversized_response_and_hanging_server_are_bounded(cli, work: Path) -> N
 def test_report_keeps_no_url_credentials_query_or_fragment(cli, work: Path) -> None:
     with real_mcp_server() as server:
         url = server.url.replace("http://", "http://agent:hunter2@") + "?token=sekrit#frag"
-        code, checks, text = preflight(
+        _code, checks, text = preflight(
             cli, work, entries(url, ("echo", "mcpTool", "echo")), "--live"
         )
         for secret in ("hunter2", "agent:", "sekrit", "token=", "#frag"):
