@@ -238,10 +238,14 @@ def ratio_figure(
 ) -> Figure:
     """Fill a ratio figure: PASS iff measured / reference <= limit (and the checks held)."""
     fig.measured, fig.reference = measured, reference
-    if reference <= 0:
+    if reference <= 0 or measured < 0:
+        # A negative marginal cost is noise, not speed: no verdict can be drawn from it.
         fig.ratio = None
         fig.ok = False
-        fig.notes.append("the reference is not positive (noise larger than the effect?)")
+        fig.notes.append(
+            "inconclusive: a negative or zero time (noise larger than the effect); "
+            "rerun on an idle machine"
+        )
         return fig
     fig.ratio = measured / reference
     fig.ok = fig.ratio <= limit and checks_ok

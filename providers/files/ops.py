@@ -233,7 +233,10 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
         with suppress(OSError):
             os.unlink(temp, dir_fd=fd)
         raise
-    os.fsync(fd)  # the rename itself reaches the disk
+    # The file's data is on disk before the rename, so whatever survives a crash or a
+    # power loss is the old content or the new, never a mix. The folder itself is not
+    # fsynced: after a power loss the rename may be lost (the old content remains), which
+    # costs one fsync per write less (measured in bench/, figure 5).
     return written
 
 
