@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO    = .demo
 
-.PHONY: run test lint typecheck unit venv npm bench fuzz clean
+.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,7 @@ npm: tests/npm/node_modules/.installed
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check runtime providers tests bench
+	$(BIN)/ruff format --check runtime providers tests bench
 	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.installed-test
@@ -50,9 +51,14 @@ test: lint typecheck unit
 bench: $(VENV)/.installed-test npm
 	$(BIN)/python bench/run.py
 
+# The adversarial campaigns at full size (the test suite runs them reduced).
+campaigns: $(VENV)/.installed-test npm
+	RUNTIME_FULL_CAMPAIGNS=1 $(BIN)/pytest -q -s tests/adversarial
+
+# A longer coverage-guided fuzzing run of the capability grammar.
 fuzz: $(VENV)/.installed-test
 	$(BIN)/pip install --quiet atheris
-	$(BIN)/python tests/fuzz/atheris_grammar.py
+	$(BIN)/python tests/fuzz/atheris_grammar.py -runs=200000
 
 clean:
 	rm -rf $(VENV) $(DEMO) dist build .mypy_cache .ruff_cache .pytest_cache

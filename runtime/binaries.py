@@ -30,11 +30,18 @@ def run_binary(
     credential: str | None = None,
     host: str | None = None,
 ) -> StepOutcome:
+    import contextlib
     import tempfile
 
+    # a mapped binary (gh) gets a config folder of its own for this step, never the caller's;
+    # an unmapped one gets none (creating and removing a folder per step costs ~3 ms)
+    folder: contextlib.AbstractContextManager[str | None] = (
+        tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-")
+        if credential is not None
+        else contextlib.nullcontext(None)
+    )
     try:
-        # a mapped binary (gh) gets a config folder of its own for this step, never the caller's
-        with tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-") as config_dir:
+        with folder as config_dir:
             child = child_environment(env, binary, credential, host, config_dir)
             result = run_process(
                 [path, *args],

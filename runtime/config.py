@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.errors import InvalidPolicy
 from runtime.home import Home
-from runtime.problems import Problem
 
-CONFIG_KEYS = ("capability_sources", "github_token_env", "github_host")
+CONFIG_SCHEMA = {
+    "capability_sources": ("list", "str"),
+    "github_token_env": ("regex", r"[A-Z_][A-Z0-9_]*", "an environment variable name"),
+    "github_host": ("regex", r"[A-Za-z0-9.\-]+(:[0-9]+)?", "a host name, optionally with :port"),
+}
+CONFIG_KEYS = tuple(CONFIG_SCHEMA)
 
 
 @dataclass
@@ -26,39 +29,21 @@ def load_config(home: Home) -> Config:
     path = home.config_file
     if not path.exists():
         return Config()
-    import strictyaml
-    from strictyaml import Map, Optional, Regex, Seq, Str
-    from strictyaml.ruamel.error import MarkedYAMLError
+    from runtime.yamlschema import load
 
-    schema = Map(
-        {
-            Optional("capability_sources"): Seq(Str()),
-            Optional("github_token_env"): Regex(r"[A-Z_][A-Z0-9_]*"),
-            Optional("github_host"): Regex(r"[A-Za-z0-9.\-]+(:[0-9]+)?"),
-        }
-    )
     try:
-        doc = strictyaml.dirty_load(
-            path.read_text(encoding="utf-8"), schema, label=str(path), allow_flow_style=True
-        )
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        message = str(exc.problem or exc.context).strip()
-        found = re.search(r"unexpected key not in schema '([^']*)'", message)
-        hint = None
-        if found:
-            message = f"unknown config key '{found.group(1)}'"
-            hint = "known keys: " + ", ".join(CONFIG_KEYS)
-        raise InvalidPolicy(
-            f"{path}:{line}:{col}: {message}",
-            hint=hint,
-            problems=[Problem(str(path), line, col, "error", "invalid-config", message, hint)],
-            code="invalid-config",
-        ) from None
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidPolicy(f"cannot read {path}: {exc}", code="invalid-config") from None
-    data = doc.data if doc is not None else {}
+    data, problems = load(text, str(path), CONFIG_SCHEMA, "config")
+    if problems:
+        first = problems[0]
+        raise InvalidPolicy(
+            f"{path}:{first.line}:{first.column}: {first.message}",
+            hint=first.hint,
+            problems=problems,
+            code="invalid-config",
+        )
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
         github_token_env=data.get("github_token_env", "RUNTIME_GITHUB_TOKEN"),

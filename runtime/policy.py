@@ -148,60 +148,33 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
     return i == len(run)
 
 
-def _schema() -> Any:
-    from strictyaml import Float, Map, MapPattern, Optional, Seq, Str
-
-    return Map(
-        {
-            Optional("version"): Str(),
-            Optional("allowed_binaries"): Seq(Str()),
-            Optional("denied_binaries"): Seq(Str()),
-            Optional("denied_arguments"): MapPattern(Str(), Seq(Seq(Str()))),
-            Optional("denied_operations"): Seq(Str()),
-            Optional("read_roots"): Seq(Str()),
-            Optional("write_roots"): Seq(Str()),
-            Optional("timeout_seconds"): Float(),
-            Optional("binary_environment"): Seq(Str()),
-            Optional("binary_credentials"): MapPattern(Str(), Str()),
-        }
-    )
-
-
-POLICY_KEYS = (
-    "version",
-    "allowed_binaries",
-    "denied_binaries",
-    "denied_arguments",
-    "denied_operations",
-    "read_roots",
-    "write_roots",
-    "timeout_seconds",
-    "binary_environment",
-    "binary_credentials",
-)
+POLICY_SCHEMA: dict[str, Any] = {
+    "version": "str",
+    "allowed_binaries": ("list", "str"),
+    "denied_binaries": ("list", "str"),
+    "denied_arguments": ("map", ("list", ("list", "str"))),
+    "denied_operations": ("list", "str"),
+    "read_roots": ("list", "str"),
+    "write_roots": ("list", "str"),
+    "timeout_seconds": "number",
+    "binary_environment": ("list", "str"),
+    "binary_credentials": ("map", "str"),
+}
+POLICY_KEYS = tuple(POLICY_SCHEMA)
 
 
 def parse_policy_text(text: str, label: str) -> dict[str, Any]:
-    """Parse one policy file; raise :class:`InvalidPolicy` with a positioned problem."""
-    import strictyaml
-    from strictyaml.ruamel.error import MarkedYAMLError
+    """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems."""
+    from runtime.yamlschema import load
 
-    try:
-        doc = strictyaml.dirty_load(text, _schema(), label=label, allow_flow_style=True)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        message = str(exc.problem or exc.context or "invalid policy").strip()
-        hint = None
-        found = re.search(r"unexpected key not in schema '([^']*)'", message)
-        if found:
-            message = f"unknown policy key '{found.group(1)}'"
-            hint = "known keys: " + ", ".join(POLICY_KEYS)
-        problem = Problem(label, line, col, "error", "invalid-policy", message, hint)
+    data, problems = load(text, label, POLICY_SCHEMA, "policy")
+    if problems:
+        first = problems[0]
         raise InvalidPolicy(
-            f"{label}:{line}:{col}: {message}", hint=hint, problems=[problem]
-        ) from None
-    data: dict[str, Any] = doc.data if doc is not None else {}
+            f"{label}:{first.line}:{first.column}: {first.message}",
+            hint=first.hint,
+            problems=problems,
+        )
     version = data.get("version", "v1")
     if version != "v1":
         problem = Problem(
@@ -257,18 +230,50 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
     policy.sources.append(source)
 
 
-def load_policy(user_file: Path | None) -> Policy:
-    """The effective policy: the shipped default, then the user's file if any."""
+DEFAULT_CACHE = "default-policy.json"
+
+
+def default_policy_data(cache_dir: Path | None = None) -> dict[str, Any]:
+    """The shipped default policy, parsed; from Home's cache when it matches the file.
+
+    Parsing the default policy costs more than the rest of a small `validate`
+    (bench/ figure 2), and it only changes with the installed version, so
+    :func:`runtime.home.refresh` stores the parsed form, keyed by the file's sha256.
+    """
+    import hashlib
+    import json
+
     from runtime.resources import default_policy_file
 
+    raw = default_policy_file().read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if cache_dir is not None:
+        try:
+            cached = json.loads((cache_dir / DEFAULT_CACHE).read_text(encoding="utf-8"))
+            if cached.get("sha256") == digest and isinstance(cached.get("data"), dict):
+                return dict(cached["data"])
+        except (OSError, ValueError, AttributeError):
+            pass
+    return parse_policy_text(raw.decode("utf-8"), "default")
+
+
+def default_policy_cache() -> bytes:
+    """What refresh() writes to Home: the parsed default policy and the sha256 it belongs to."""
+    import hashlib
+    import json
+
+    from runtime.resources import default_policy_file
+
+    raw = default_policy_file().read_bytes()
+    data = parse_policy_text(raw.decode("utf-8"), "default")
+    doc = {"sha256": hashlib.sha256(raw).hexdigest(), "data": data}
+    return (json.dumps(doc, sort_keys=True) + "\n").encode()
+
+
+def load_policy(user_file: Path | None, cache_dir: Path | None = None) -> Policy:
+    """The effective policy: the shipped default, then the user's file if any."""
     policy = Policy()
-    default = default_policy_file()
-    _apply(
-        policy,
-        parse_policy_text(default.read_text(encoding="utf-8"), "default"),
-        "default",
-        is_default=True,
-    )
+    _apply(policy, default_policy_data(cache_dir), "default", is_default=True)
     if user_file is not None and user_file.exists():
         try:
             text = user_file.read_text(encoding="utf-8")

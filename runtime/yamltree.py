@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 NodeKind = Literal["map", "seq", "scalar"]
 
@@ -61,15 +61,70 @@ class DuplicateKey:
 MAX_DEPTH = 64
 
 
+_LOADER: Any = None
+
+
+def _loader_class() -> Any:
+    """strictyaml's bundled reader, scanner, parser and composer, without round-trip comments.
+
+    strictyaml's own loader keeps comments (round trip), which costs about a third of
+    the parse and which nothing here needs. The refusals strictyaml applies while
+    scanning (tags such as ``!!str``, anchors ``&a``) are applied the same way here.
+    """
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    from strictyaml import exceptions as sx
+    from strictyaml.ruamel import tokens
+    from strictyaml.ruamel.composer import Composer
+    from strictyaml.ruamel.parser import Parser
+    from strictyaml.ruamel.reader import Reader
+    from strictyaml.ruamel.resolver import BaseResolver
+    from strictyaml.ruamel.scanner import Scanner
+
+    class TextOnlyResolver(BaseResolver):  # type: ignore[misc]
+        """Every scalar is text: no implicit typing (``yes``, ``1e3`` stay as typed)."""
+
+        processing_version = (1, 2)
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            return "tag:yaml.org,2002:str"
+
+    class RefusingScanner(Scanner):  # type: ignore[misc]
+        def check_token(self, *choices: Any) -> bool:
+            found: bool = Scanner.check_token(self, *choices)
+            if found and self.tokens:
+                token = self.tokens[0]
+                if isinstance(token, tokens.TagToken):
+                    raise sx.TagTokenDisallowed(
+                        "While scanning", token.end_mark, "tags are not allowed", token.start_mark
+                    )
+                if isinstance(token, tokens.AnchorToken):
+                    raise sx.AnchorTokenDisallowed(
+                        "While scanning",
+                        token.start_mark,
+                        "anchors are not allowed",
+                        token.end_mark,
+                    )
+            return found
+
+    class Loader(Reader, RefusingScanner, Parser, Composer, TextOnlyResolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream, loader=self)
+            RefusingScanner.__init__(self, loader=self)  # type: ignore[call-arg]
+            Parser.__init__(self, loader=self)
+            Composer.__init__(self, loader=self)
+            TextOnlyResolver.__init__(self, loadumper=self)  # type: ignore[call-arg]
+
+    _LOADER = Loader
+    return Loader
+
+
 def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
     """Parse one YAML document. Raises :class:`YamlError` on a syntax error."""
-    from strictyaml.parser import StrictYAMLLoader
     from strictyaml.ruamel.error import MarkedYAMLError
 
-    loader_cls = type(
-        "CapabilityLoader", (StrictYAMLLoader,), {"label": label, "allow_flow_style": True}
-    )
-    loader = loader_cls(text)
+    loader = _loader_class()(text)
     try:
         raw = loader.get_single_node()
     except MarkedYAMLError as exc:
