@@ -18,6 +18,10 @@ from runtime.fences import FencedBlock, find_fenced_blocks
 from runtime.problems import Problem
 
 MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md
+# YAML is parsed by a pure-Python parser (about 18 ms per KiB): the parts of a file that
+# are YAML get their own, smaller limits, so any file gets its verdict in a few seconds.
+MAX_BLOCK_BYTES = 256 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _LINEAGE_REF = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._/\-]*)`")
@@ -135,7 +139,10 @@ def parse_document(data: bytes, label: str) -> Document:
             "add a ```runtime fence holding version, inputs and workflow",
         )
     elif len(runtime_blocks) > 1:
-        where = ", ".join(str(b.fence_line) for b in runtime_blocks)
+        lines_of = [str(b.fence_line) for b in runtime_blocks]
+        where = ", ".join(lines_of[:5]) + (
+            f" and {len(lines_of) - 5} more" if len(lines_of) > 5 else ""
+        )
         for extra in runtime_blocks[1:]:
             doc.error(
                 extra.fence_line,
@@ -144,6 +151,14 @@ def parse_document(data: bytes, label: str) -> Document:
                 f"more than one runtime block (at lines {where}); a capability has exactly one",
                 "merge the workflows, or split them into separate capability files",
             )
+    elif len(runtime_blocks[0].content.encode("utf-8")) > MAX_BLOCK_BYTES:
+        doc.error(
+            runtime_blocks[0].fence_line,
+            runtime_blocks[0].indent + 1,
+            "too-large",
+            f"the runtime block is larger than {MAX_BLOCK_BYTES // 1024} KiB, the limit for one workflow",
+            "split the workflow into smaller capabilities",
+        )
     else:
         doc.runtime_block = runtime_blocks[0]
         if not runtime_blocks[0].closed:
@@ -181,7 +196,17 @@ def _frontmatter(lines: list[str], doc: Document) -> Frontmatter | None:
         return None
     for i in range(1, len(lines)):
         if lines[i].rstrip() in ("---", "..."):
-            return Frontmatter("\n".join(lines[1:i]) + "\n", 2, i + 1)
+            text = "\n".join(lines[1:i]) + "\n"
+            if len(text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+                doc.error(
+                    1,
+                    1,
+                    "too-large",
+                    f"the frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB",
+                    "keep the frontmatter to metadata; put prose in the body",
+                )
+                return Frontmatter("", 2, i + 1)
+            return Frontmatter(text, 2, i + 1)
     doc.error(
         1,
         1,

@@ -132,8 +132,13 @@ _SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")
 def _token_matches(rule: str, arg: str) -> bool:
     if rule == arg:
         return True
-    if rule.startswith("--") and arg.startswith(rule + "="):
-        return True
+    if rule.endswith("*") and len(rule) > 1:  # a prefix pattern, e.g. "+*" (a forced refspec)
+        return arg.startswith(rule[:-1])
+    if rule.startswith("--") and arg.startswith("--") and len(arg) > 3:
+        # long options also match when abbreviated (git accepts --force-w for
+        # --force-with-lease) or given a value (--force=yes)
+        name = arg.split("=", 1)[0]
+        return rule.startswith(name) or name == rule
     if _SHORT_CLUSTER.match(rule) and _SHORT_CLUSTER.match(arg):
         return set(rule[1:]) <= set(arg[1:])
     return False

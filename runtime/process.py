@@ -43,6 +43,8 @@ EOF_GRACE = 1.0
 POLL_INTERVAL = 0.05
 # A partial line longer than this is streamed without waiting for its newline.
 MAX_PENDING_CHARS = CHUNK_SIZE
+# How much of such a line stays held back (longer than any secret redacted).
+HOLD_BACK_CHARS = 4096
 
 
 class ProcessStartError(Exception):
@@ -149,7 +151,9 @@ class _Stream:
         text = self._pending + text
         cut = text.rfind("\n") + 1
         if cut == 0 and len(text) > MAX_PENDING_CHARS:
-            cut = len(text)
+            # a long line without a newline: pass it on, but keep its end back, so a secret
+            # written across two reads is still whole when redacted
+            cut = len(text) - HOLD_BACK_CHARS
         self._pending = text[cut:]
         if cut:
             self._on_output(self.name, self._redact(text[:cut]))

@@ -42,7 +42,9 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.data(v) for k, v in value.items()}
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.data(v) for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value

@@ -59,6 +59,7 @@ class DuplicateKey:
 
 
 MAX_DEPTH = 64
+MAX_NODES = 40_000  # a 2,000-step workflow has about 16,000
 
 
 _LOADER: Any = None
@@ -109,6 +110,21 @@ def _loader_class() -> Any:
             return found
 
     class Loader(Reader, RefusingScanner, Parser, Composer, TextOnlyResolver):  # type: ignore[misc]
+        nodes = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            # a budget of nodes bounds the time of any document (~80 us a node here)
+            self.nodes += 1
+            if self.nodes > MAX_NODES:
+                mark = self.parser.peek_event().start_mark
+                raise YamlError(
+                    mark.line,
+                    mark.column,
+                    f"the YAML has more than {MAX_NODES} values, the limit for one document",
+                    "split the workflow into smaller capabilities",
+                )
+            return Composer.compose_node(self, parent, index)
+
         def __init__(self, stream: str) -> None:
             Reader.__init__(self, stream, loader=self)
             RefusingScanner.__init__(self, loader=self)  # type: ignore[call-arg]
@@ -123,20 +139,42 @@ def _loader_class() -> Any:
 def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
     """Parse one YAML document. Raises :class:`YamlError` on a syntax error."""
     from strictyaml.ruamel.error import MarkedYAMLError
+    from strictyaml.ruamel.reader import ReaderError
 
-    loader = _loader_class()(text)
+    loader = None
     try:
+        loader = _loader_class()(text)
         raw = loader.get_single_node()
     except MarkedYAMLError as exc:
         raise _translate(exc) from None
+    except ReaderError as exc:  # a control character YAML does not allow (ESC, DEL, U+FFFE...)
+        line, column = _offset_position(text, int(getattr(exc, "position", 0) or 0))
+        code = (
+            int(getattr(exc, "character", 0) or 0)
+            if isinstance(getattr(exc, "character", 0), int)
+            else 0
+        )
+        shown = f"U+{code:04X}" if code else "a control character"
+        raise YamlError(
+            line,
+            column,
+            f"{shown} is not allowed in YAML",
+            "remove it, or write it escaped inside a double-quoted string",
+        ) from None
     except RecursionError:
         raise YamlError(0, 0, "the YAML is nested too deeply", None) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if raw is None:
         return None, []
     duplicates: list[DuplicateKey] = []
     return _convert(raw, duplicates, 0), duplicates
+
+
+def _offset_position(text: str, offset: int) -> tuple[int, int]:
+    before = text[:offset]
+    return before.count("\n"), offset - (before.rfind("\n") + 1)
 
 
 def _convert(raw: object, duplicates: list[DuplicateKey], depth: int) -> Node:

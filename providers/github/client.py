@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx
 
@@ -104,6 +104,15 @@ class GitHubHTTP:
     def url_for(self, path: str) -> str:
         if path.startswith(("https://", "http://")):
             return path
+        route = path.split("?", 1)[0]
+        for segment in route.split("/")[1:] if route.startswith("/") else route.split("/"):
+            if unquote(segment) in (".", ".."):
+                # an input value must never move a call to another route: ".." would be
+                # normalised away on the wire (repo view ../user is GET /user)
+                raise StepError(
+                    f"'{segment}' is not allowed as a part of a route ({path})",
+                    hint="check the owner, repository, organization and path arguments",
+                )
         return self.endpoints.api + "/" + path.lstrip("/")
 
     def request(

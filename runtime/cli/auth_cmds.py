@@ -52,11 +52,14 @@ def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any
     check = getattr(provider, "check_token", None)
     if check is None:
         raise UsageError("the github provider cannot check tokens")
+    services.redactor.add(token)
     try:
         return check(ws.environ, services, host, token)  # type: ignore[no-any-return]
     except StepError as exc:
+        red = services.redactor
         raise MissingCredential(
-            f"the token was not accepted by {host}: {exc.message}", hint=exc.hint
+            f"the token was not accepted by {host}: {red.text(exc.message)}",
+            hint=red.text(exc.hint) if exc.hint else None,
         ) from None
 
 

@@ -85,8 +85,12 @@ def test_pagination_is_cut_off_after_twenty_pages(cli, work: Path) -> None:
 def test_oversized_response_and_hanging_server_are_bounded(cli, work: Path) -> None:
     for mode in ("declared", "json", "sse"):
         with serve(Oversized(mode)) as big:
-            code, checks, _ = preflight(cli, work, entries(big.url(), ("tool", "mcpTool", "x")), "--live")
-            assert checks["tool"]["readiness"] == "False" and "1 MiB" in checks["tool"]["reason"], mode
+            code, checks, _ = preflight(
+                cli, work, entries(big.url(), ("tool", "mcpTool", "x")), "--live"
+            )
+            assert checks["tool"]["readiness"] == "False" and "1 MiB" in checks["tool"]["reason"], (
+                mode
+            )
     with serve(Hang()) as hang:
         started = time.monotonic()
         code, checks, _ = preflight(cli, work, entries(hang.url()), "--live")
