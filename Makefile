@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO    = .demo
 
-.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz clean
+.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ test: lint typecheck unit
 
 bench: $(VENV)/.installed-test npm
 	$(BIN)/python bench/run.py
+
+# policies/default.json: the default policy parsed (a test fails when it is stale).
+policy-json: $(VENV)/.installed
+	$(BIN)/python -c "from runtime.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
 
 # The adversarial campaigns at full size (the test suite runs them reduced).
 campaigns: $(VENV)/.installed-test npm

@@ -41,6 +41,11 @@ class _AppendLogger:
         data = (message + "\n").encode("utf-8")
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         try:
+            # a process killed in the middle of a record leaves a partial line: start on a
+            # line of our own, so this record stays whole (the torn one is skipped on read)
+            size = os.fstat(self.fd).st_size
+            if size and os.pread(self.fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
             written = 0
             while written < len(data):
                 written += os.write(self.fd, data[written:])
@@ -59,7 +64,7 @@ class AuditLog:
         self.clock = clock
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise AuditError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
         import structlog

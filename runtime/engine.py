@@ -100,79 +100,108 @@ def execute_plan(
     cap = plan.capability
     base = {"run_id": run_id, "capability": cap.path, "sha256": cap.sha256}
     stop: str | None = None
-    for planned in plan.steps:
-        if stop is not None:
-            run.results.append(StepResult(planned, "not-run"))
-            continue
-        try:
-            audit.record(
-                "step.start",
-                **base,
-                step=planned.index,
-                target=planned.label,
-                args=planned.args,
-                transport=planned.transport,
-                effect=planned.effect,
-                decision=planned.decision.to_json(),
-            )
-        except AuditError as exc:
-            result = StepResult(
+    try:
+        for planned in plan.steps:
+            if stop is not None:
+                run.results.append(StepResult(planned, "not-run"))
+                continue
+            try:
+                audit.record(
+                    "step.start",
+                    **base,
+                    step=planned.index,
+                    target=planned.label,
+                    args=planned.args,
+                    transport=planned.transport,
+                    effect=planned.effect,
+                    decision=planned.decision.to_json(),
+                )
+            except AuditError as exc:
+                result = StepResult(
+                    planned,
+                    "failed",
+                    error=f"{exc}; the step did not run",
+                    hint="make the audit log writable (Runtime Home's audit/ folder)",
+                )
+                run.results.append(result)
+                reporter.step_finished(result, total)
+                stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+                continue
+            reporter.step_started(planned, total)
+            result = _run_step(
+                NetworkRule.from_requires(cap.requires.get("network")),
                 planned,
-                "failed",
-                error=f"{exc}; the step did not run",
-                hint="make the audit log writable (Runtime Home's audit/ folder)",
+                ws,
+                services,
+                redactor,
+                reporter,
+                timeout,
             )
             run.results.append(result)
+            try:
+                audit.record(
+                    "step",
+                    **base,
+                    step=planned.index,
+                    target=planned.label,
+                    provider=planned.provider,
+                    operation=planned.operation.name if planned.operation else None,
+                    binary=planned.binary,
+                    binary_path=planned.binary_path,
+                    args=planned.args,
+                    transport=planned.transport,
+                    effect=planned.effect,
+                    decision=planned.decision.to_json(),
+                    status=result.status,
+                    exit_code=result.outcome.exit_code if result.outcome else None,
+                    http_status=result.outcome.http_status if result.outcome else None,
+                    duration_ms=round(result.duration_ms, 3),
+                    error=result.error,
+                )
+            except AuditError as exc:
+                result.status = "failed"
+                result.error = f"{exc} (the step itself ran)"
             reporter.step_finished(result, total)
-            stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
-            continue
-        reporter.step_started(planned, total)
-        result = _run_step(
-            NetworkRule.from_requires(cap.requires.get("network")),
-            planned,
-            ws,
-            services,
-            redactor,
-            reporter,
-            timeout,
+            if result.status == "interrupted":
+                stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
+            elif result.status == "terminated":
+                stop, run.exit_code = "terminated", int(ExitCode.TERMINATED)
+            elif result.status == "refused":
+                stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
+            elif result.status == "missing-credential":
+                stop, run.exit_code = "missing-credential", int(ExitCode.MISSING_CREDENTIAL)
+            elif result.status == "missing-capability":
+                stop, run.exit_code = "missing-capability", int(ExitCode.MISSING_CAPABILITY)
+            elif result.status != "ok":
+                stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+    except (KeyboardInterrupt, Terminated) as exc:
+        # a signal between steps, or while a record was written: the step in progress is
+        # recorded as interrupted, the rest as not run, and run.end is still written
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
+        stop = status
+        run.exit_code = int(
+            ExitCode.INTERRUPTED if status == "interrupted" else ExitCode.TERMINATED
         )
-        run.results.append(result)
-        try:
-            audit.record(
-                "step",
-                **base,
-                step=planned.index,
-                target=planned.label,
-                provider=planned.provider,
-                operation=planned.operation.name if planned.operation else None,
-                binary=planned.binary,
-                binary_path=planned.binary_path,
-                args=planned.args,
-                transport=planned.transport,
-                effect=planned.effect,
-                decision=planned.decision.to_json(),
-                status=result.status,
-                exit_code=result.outcome.exit_code if result.outcome else None,
-                http_status=result.outcome.http_status if result.outcome else None,
-                duration_ms=round(result.duration_ms, 3),
-                error=result.error,
-            )
-        except AuditError as exc:
-            result.status = "failed"
-            result.error = f"{exc} (the step itself ran)"
-        reporter.step_finished(result, total)
-        if result.status == "interrupted":
-            stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
-        elif result.status == "terminated":
-            stop, run.exit_code = "terminated", int(ExitCode.TERMINATED)
-        elif result.status == "refused":
-            stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
-        elif result.status == "missing-credential":
-            stop, run.exit_code = "missing-credential", int(ExitCode.MISSING_CREDENTIAL)
-        elif result.status == "missing-capability":
-            stop, run.exit_code = "missing-capability", int(ExitCode.MISSING_CAPABILITY)
-        elif result.status != "ok":
-            stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+        done = {r.planned.index for r in run.results}
+        current: PlannedStep | None = None
+        for planned in plan.steps:
+            if planned.index in done:
+                continue
+            if current is None:
+                current = planned
+                run.results.append(StepResult(planned, status, error=f"{status} by a signal"))
+                with contextlib.suppress(AuditError):
+                    audit.record(
+                        "step",
+                        **base,
+                        step=planned.index,
+                        target=planned.label,
+                        args=planned.args,
+                        status=status,
+                        error=f"{status} by a signal",
+                    )
+            else:
+                run.results.append(StepResult(planned, "not-run"))
     run.status = stop or "ok"
     # the step records already hold the outcome; the CLI reports the run's own result
     with contextlib.suppress(AuditError):
@@ -255,6 +284,12 @@ def _run_step(
         return done("failed", outcome, exc.message, exc.hint)
     except RuntimeFailure as exc:
         return done("failed", error=exc.message, hint=exc.hint)
+    except Exception as exc:  # a bug in a provider: the step fails and is recorded, no traceback
+        return done(
+            "failed",
+            error=f"internal error in {planned.label}: {type(exc).__name__}",
+            hint="this is a bug; rerun with RUNTIME_DEBUG=1 to see where, and report it",
+        )
     if outcome.ok:
         return done("ok", outcome)
     return done("failed", outcome, outcome.error or "the step failed", outcome.hint)

@@ -6,6 +6,10 @@ from runtime.exitcodes import ExitCode
 from runtime.problems import Problem
 
 
+class Terminated(BaseException):
+    """Raised in the main thread when the process receives SIGTERM (exit 143)."""
+
+
 class RuntimeFailure(Exception):
     """Base of every failure that ends a command with a documented exit code."""
 

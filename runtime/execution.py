@@ -85,5 +85,4 @@ class StepOutcome:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class Terminated(BaseException):
-    """Raised in the main thread when the process receives SIGTERM."""
+from runtime.errors import Terminated as Terminated  # noqa: E402  (re-exported)

@@ -1,8 +1,7 @@
 """Runtime Home: the per-user folder runtime keeps its state in.
 
 Runtime-owned (rewritten to match the installed version): ``specs/``, the
-``version`` file, ``manifest.json`` (sha256 of each runtime-owned file) and
-``default-policy.json`` (the shipped default policy, parsed once).
+``version`` file and ``manifest.json`` (sha256 of each runtime-owned file).
 User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
 ``contexts.json``, ``capabilities/``, ``audit/``.
 """
@@ -173,9 +172,6 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
                 report.pruned.append(rel)
         for folder in RUNTIME_OWNED_DIRS:
             _remove_empty_dirs(home.root / folder)
-        from runtime.policy import DEFAULT_CACHE, default_policy_cache
-
-        _atomic_write(home.root / DEFAULT_CACHE, default_policy_cache())
         _atomic_write(
             home.root / MANIFEST,
             (

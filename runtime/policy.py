@@ -235,50 +235,52 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
     policy.sources.append(source)
 
 
-DEFAULT_CACHE = "default-policy.json"
-
-
-def default_policy_data(cache_dir: Path | None = None) -> dict[str, Any]:
-    """The shipped default policy, parsed; from Home's cache when it matches the file.
+def default_policy_data() -> dict[str, Any]:
+    """The shipped default policy, parsed.
 
     Parsing the default policy costs more than the rest of a small `validate`
-    (bench/ figure 2), and it only changes with the installed version, so
-    :func:`runtime.home.refresh` stores the parsed form, keyed by the file's sha256.
+    (bench/ figure 2), so the package also ships ``policies/default.json``: the
+    same policy parsed, with the sha256 of the YAML it came from. It is used only
+    when that sha256 matches the YAML next to it (both are package files, never
+    user-writable); otherwise the YAML is parsed. `make policy-json` rewrites it.
     """
     import hashlib
     import json
 
     from runtime.resources import default_policy_file
 
-    raw = default_policy_file().read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
-    if cache_dir is not None:
-        try:
-            cached = json.loads((cache_dir / DEFAULT_CACHE).read_text(encoding="utf-8"))
-            if cached.get("sha256") == digest and isinstance(cached.get("data"), dict):
-                return dict(cached["data"])
-        except (OSError, ValueError, AttributeError):
-            pass
+    yaml_file = default_policy_file()
+    raw = yaml_file.read_bytes()
+    try:
+        parsed = json.loads(yaml_file.with_suffix(".json").read_text(encoding="utf-8"))
+        if parsed.get("sha256") == hashlib.sha256(raw).hexdigest() and isinstance(
+            parsed.get("data"), dict
+        ):
+            return dict(parsed["data"])
+    except (OSError, ValueError, AttributeError):
+        pass
     return parse_policy_text(raw.decode("utf-8"), "default")
 
 
-def default_policy_cache() -> bytes:
-    """What refresh() writes to Home: the parsed default policy and the sha256 it belongs to."""
+def default_policy_json() -> str:
+    """The content of ``policies/default.json`` for the shipped ``default.yaml``."""
     import hashlib
     import json
 
     from runtime.resources import default_policy_file
 
     raw = default_policy_file().read_bytes()
-    data = parse_policy_text(raw.decode("utf-8"), "default")
-    doc = {"sha256": hashlib.sha256(raw).hexdigest(), "data": data}
-    return (json.dumps(doc, sort_keys=True) + "\n").encode()
+    doc = {
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "data": parse_policy_text(raw.decode("utf-8"), "default"),
+    }
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def load_policy(user_file: Path | None, cache_dir: Path | None = None) -> Policy:
+def load_policy(user_file: Path | None) -> Policy:
     """The effective policy: the shipped default, then the user's file if any."""
     policy = Policy()
-    _apply(policy, default_policy_data(cache_dir), "default", is_default=True)
+    _apply(policy, default_policy_data(), "default", is_default=True)
     if user_file is not None and user_file.exists():
         try:
             text = user_file.read_text(encoding="utf-8")

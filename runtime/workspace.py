@@ -41,7 +41,7 @@ class Workspace:
 
     @cached_property
     def policy(self) -> Policy:
-        return load_policy(self.policy_file, self.home.root)
+        return load_policy(self.policy_file)
 
     @cached_property
     def registry(self) -> Registry:

@@ -166,7 +166,13 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
             access,
         )
 
-    resolved = os.path.realpath(absolute)
+    try:
+        resolved = os.path.realpath(absolute)
+    except OSError:  # a link swapped for something else while realpath walked it
+        raise _refuse(
+            f"refused: {path!r} changed while it was checked; the path must resolve under {where}",
+            access,
+        ) from None
     root = _containing_root(resolved, real_roots)
     if root is None:
         raise _refuse(f"refused: {path!r} resolves to {resolved}, outside {where}", access)

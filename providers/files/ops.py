@@ -211,11 +211,15 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
     with 0o666 less the umask (the kernel applies it). Returns the bytes written.
     """
     temp = f"{_temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}"
-    tfd = os.open(
-        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=fd
-    )
     written = 0
     try:
+        # created inside the try: a signal arriving as open() returns still removes it
+        tfd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o666,
+            dir_fd=fd,
+        )
         try:
             for chunk in chunks:
                 view = memoryview(chunk)

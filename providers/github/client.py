@@ -84,6 +84,8 @@ class GitHubHTTP:
         self.clock = clock
         self.max_wait = float(environ.get("RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT))
         timeout = float(environ.get("RUNTIME_GITHUB_TIMEOUT", "30"))
+        # a whole response (however it trickles in) must arrive within three read timeouts
+        self.total_timeout = 3 * timeout
         self.requests = 0
         self.client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
@@ -129,6 +131,7 @@ class GitHubHTTP:
         shown = f"{method} {urlsplit(url).path}"
         waited = 0.0
         server_retries = 0
+        rate_retries = 0
         while True:
             response = self._send_following(method, url, params, body, shown)
             status = response.status_code
@@ -138,9 +141,10 @@ class GitHubHTTP:
                 )
             wait = self._rate_limit_wait(response)
             if wait is not None:
-                if method in IDEMPOTENT and waited + wait <= self.max_wait:
+                if method in IDEMPOTENT and waited + wait <= self.max_wait and rate_retries < 5:
                     self.sleep(wait)
                     waited += wait
+                    rate_retries += 1
                     continue
                 raise self._rate_limit_error(response, shown, method in IDEMPOTENT)
             if status in (502, 503, 504) and method in IDEMPOTENT and server_retries < 2:
@@ -166,12 +170,8 @@ class GitHubHTTP:
                 headers["Authorization"] = f"Bearer {self._token}"
             try:
                 self.requests += 1
-                response = self.client.request(
-                    method,
-                    url,
-                    params=params,
-                    json=body if body is not None else None,
-                    headers=headers,
+                response = self._send_bounded(
+                    method, url, params, body if body is not None else None, headers
                 )
             except httpx.TimeoutException:
                 raise StepError(
@@ -199,6 +199,40 @@ class GitHubHTTP:
             url, params = target, None
         raise StepError(f"too many redirects: {shown}", hint="check the host configuration")
 
+    def _send_bounded(
+        self, method: str, url: str, params: Any, body: Any, headers: dict[str, str]
+    ) -> httpx.Response:
+        """One request whose whole response must arrive within the timeout.
+
+        httpx's timeouts bound each read; a server that trickles a byte at a time
+        would never trip them, so the body is streamed against one deadline.
+        """
+        deadline = time.monotonic() + self.total_timeout
+        request = self.client.build_request(method, url, params=params, json=body, headers=headers)
+        response = self.client.send(request, stream=True)
+        try:
+            chunks = []
+            for chunk in response.iter_bytes():  # decoded
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(
+                        "the response did not complete in time", request=request
+                    )
+        finally:
+            response.close()
+        # the body is already decoded: keep every header but those that describe the wire form
+        wire = ("content-encoding", "content-length", "transfer-encoding")
+        kept = httpx.Headers(
+            [(k, v) for k, v in response.headers.multi_items() if k.lower() not in wire]
+        )
+        return httpx.Response(
+            response.status_code,
+            headers=kept,
+            content=b"".join(chunks),
+            request=request,
+            extensions=response.extensions,
+        )
+
     # -- decoding and errors ----------------------------------------------------------
     def _decode(self, response: httpx.Response, shown: str) -> Any:
         if response.status_code == 204 or not response.content:
@@ -220,7 +254,8 @@ class GitHubHTTP:
         retry_after = response.headers.get("retry-after")
         if retry_after is not None:
             try:
-                return max(0.0, float(retry_after))
+                # at least a second: "Retry-After: 0" must not turn into a busy loop
+                return max(1.0, float(retry_after))
             except ValueError:
                 return None
         if response.headers.get("x-ratelimit-remaining") == "0":

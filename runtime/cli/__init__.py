@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     as_json = _argv_wants_json(args)
     code: int
     # imported here, not at module level: `runtime --version` should cost little more than typer
-    from runtime.errors import RuntimeFailure, UsageError
+    from runtime.errors import RuntimeFailure, Terminated, UsageError
     from runtime.exitcodes import ExitCode
 
     try:
@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("interrupted\n")
         code = int(ExitCode.INTERRUPTED)
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        code = int(ExitCode.TERMINATED)
     except BrokenPipeError:
         code = 0
         with contextlib.suppress(OSError):

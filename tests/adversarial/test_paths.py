@@ -11,29 +11,33 @@ The corpus: ``..`` in every position, absolute paths, symbolic links (to a
 folder or a file outside, chains, loops, dangling), hard links to files
 outside, ``/proc/self/root`` and ``/proc/self/cwd`` tricks, over-long paths
 and components, Unicode look-alikes of ``.`` and ``/`` and both
-normalization forms of one name. Every attempt goes through ``runtime files
-OP PATH``; every escaping path also goes through capability steps (one
-capability per operation, one step per path, so every step must be refused
-before anything runs). Then two races: a separate process keeps exchanging a
-folder (and a file) with a symbolic link to outside while the CLI works on
-it in a loop.
+normalization forms of one name. Every escaping path is tried with every
+operation as capability steps (one capability per operation, one step per
+path: every step must be refused before anything runs); the paths that are
+no plain refusal (look-alikes, paths that really are inside, hard links) and
+every escaping path go through ``runtime files OP PATH`` too (one operation
+each, round robin). Then two races: a separate process keeps
+exchanging a folder (and a file) with a symbolic link to outside while the
+CLI works on it in a loop. More tests below make those races deterministic,
+and check that the denial of ``files delete`` cannot be lifted.
 
 An *escape* is any of: the outside trees are not byte-for-byte what they
 were (content, mode, mtime, entries, link targets), a file appears where a
 refused write aimed, or an output shows outside content. Every refusal must
-name the root it protects. ``RUNTIME_FULL_CAMPAIGNS=1`` runs every path with
-every operation both ways and a much longer race.
+name the root it protects; no attempt may end in an internal error (exit 70).
+``RUNTIME_FULL_CAMPAIGNS=1`` runs every path with every operation, directly
+and as a one-step capability, and races ten times longer.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import stat
 import subprocess
 import sys
-import time
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -205,17 +209,21 @@ class Campaign:
                 )
         elif entry.expect == "refuse":
             if code != 3:
-                self.problems.append(f"{label}: expected a refusal (exit 3), got {code}: {text[:300]}")
+                self.problems.append(
+                    f"{label}: expected a refusal (exit 3), got {code}: {text[:300]}"
+                )
             if op in WRITING:
                 target = os.path.normpath(os.path.join(sc.cwd, entry.path))
                 if not lexical_inside(target, sc.write_roots) and not os.path.lexists(target):
                     self.forbidden.add(target)
-        elif code not in (0, 1, 2, 3):
+        elif code not in (0, 1, 2, 3, 70):  # 70 is reported by _common
             self.problems.append(f"{label}: unexpected exit {code}: {text[:300]}")
         if code == 3:
             if op == "delete":
                 if "denied_operations: files delete" not in text:
-                    self.problems.append(f"{label}: a delete refusal without its rule: {text[:300]}")
+                    self.problems.append(
+                        f"{label}: a delete refusal without its rule: {text[:300]}"
+                    )
             elif not names_root(text, ACCESS[op], sc.roots(op)):
                 self.problems.append(
                     f"{label}: the refusal does not name {needle(ACCESS[op], sc.roots(op))!r}: "
@@ -253,13 +261,15 @@ class Campaign:
         for i, entry in enumerate(entries, start=1):
             if f"step {i} (files {op}" not in text:
                 self.problems.append(f"{label}: step {i} ({entry.path[:80]!r}) was not refused")
-        want = (
-            "denied_operations: files delete"
-            if op == "delete"
-            else f"refused by {ACCESS[op]}_roots"
-        )
-        if want not in text or (op != "delete" and not names_root(text, ACCESS[op], sc.roots(op))):
-            self.problems.append(f"{label}: the refusal does not name the root: {text[:400]}")
+        # every step's refusal names its rule, and (but for delete) the roots it protects
+        wants = ["denied_operations: files delete"]
+        if op != "delete":
+            wants = [f"refused by {ACCESS[op]}_roots", needle(ACCESS[op], sc.roots(op))]
+        for want in wants:
+            if text.count(want) < len(entries):
+                self.problems.append(
+                    f"{label}: {text.count(want)} of {len(entries)} refusals name {want!r}"
+                )
 
     def single_step(self, sc: Scenario, op: str, entry: Entry) -> None:
         """A one-step capability (for paths whose outcome is not a plain refusal)."""
@@ -278,6 +288,8 @@ class Campaign:
         result = self.cli(*args, cwd=sc.cwd, extra_env=sc.env)
         label = f"[{sc.name}] capability step {op} {entry.path[:120]!r}"
         text = self._common(label, result)
+        if result.code == 5 and "missing capability: path:" in text and "nothing ran" in text:
+            return  # execute's preflight found the path missing: nothing ran, nothing to judge
         self._judge(sc, op, entry, label, result.code, text)
 
     # -- a whole scenario ---------------------------------------------------------------
@@ -285,10 +297,7 @@ class Campaign:
         before = snapshot(sc.protected)
         for index, entry in enumerate(corpus):
             # Reduced size: every escaping path is tried with every operation in the capability
-            # batches below; directly, every third one with one operation (round robin). Paths
-            # whose outcome is not a plain refusal are all tried directly.
-            if not FULL and entry.expect == "refuse" and index % 3:
-                continue
+            # batches below, and directly with one operation (round robin).
             ops = entry.ops if FULL else (entry.ops[index % len(entry.ops)],)
             for op in ops:
                 self.direct(sc, op, entry)
@@ -438,6 +447,7 @@ def default_corpus(work: Path, outside: Path, tmp: Path) -> list[Entry]:
     ]
     hard = Entry(
         "hard.txt",
+        ("read", "append", "list", "mkdir", "delete", "write"),  # write detaches it: last
         expect={
             "read": (3, "hard links"),
             "append": (3, "hard links"),
@@ -534,8 +544,8 @@ def user_corpus(area: Path) -> list[Entry]:
         # controls and hard links: allowed where the policy allows, never more
         Entry(
             f"../rw/ok-{TAG}.txt",
-            ("write", "read"),
-            expect={"write": (0, "wrote"), "read": (1, "no such file")},
+            ("read", "write"),
+            expect={"read": (1, "no such file"), "write": (0, "wrote")},
         ),
         Entry(
             f"../{NFC_CAFE}/ok-{TAG}.txt",
@@ -592,10 +602,12 @@ def race(
             text = campaign._common(label, result)
             if result.code == 3 and not names_root(text, ACCESS[op], sc.roots(op)):
                 campaign.problems.append(f"{label}: the refusal does not name the root: {text}")
-            if result.code not in (0, 1, 3):
+            if result.code not in (0, 1, 3, 70):  # 70 is reported by _common
                 campaign.problems.append(f"{label}: exit {result.code}: {text[:300]}")
-            kind = {0: "ok", 1: "failed", 3: "refused"}.get(result.code, "other")
-            if "after it was checked" in text:
+            kind = {0: "ok", 1: "failed", 3: "refused", 70: "internal error"}.get(
+                result.code, "other"
+            )
+            if "became a symbolic link" in text or "changed after it was checked" in text:
                 kind = "refused at use"
             outcomes[kind] = outcomes.get(kind, 0) + 1
     finally:
@@ -610,7 +622,6 @@ def race(
 def test_path_confinement_campaign(
     cli, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    started = time.monotonic()
     tmp = Path(os.path.realpath(tmp_path))
     work = Path(os.path.realpath(work))
     outside = tmp / "outside"
@@ -665,7 +676,7 @@ def test_path_confinement_campaign(
     (work / "sub").mkdir()
     write(work / "sub" / "inner.txt", "inside sub\n")
     os.symlink(outside / "dir", work / "sub_alt")
-    rounds = 1000 if FULL else 30
+    rounds = 1000 if FULL else 100
     dir_ops = [
         ("write", "sub/f.txt"),
         ("append", "sub/log.txt"),
@@ -689,9 +700,178 @@ def test_path_confinement_campaign(
     escapes = len(campaign.escapes)
     with capsys.disabled():
         print(f"\npaths: {campaign.attempts} escape attempts, {escapes} escapes")
-    print("\n".join(campaign.problems), file=sys.stderr)
-    assert not campaign.escapes, "\n".join(campaign.escapes[:40])
-    assert not campaign.problems, "\n".join(campaign.problems[:40])
-    assert outcomes.get("ok", 0) > 0, f"the folder race never wrote inside: {outcomes}"
-    assert file_outcomes, file_outcomes
-    assert time.monotonic() - started < (3600 if FULL else 600)
+    races = f"race outcomes: folder {outcomes}, file {file_outcomes}"
+    assert not campaign.escapes, "\n".join([*campaign.escapes[:40], races])
+    assert not campaign.problems, "\n".join([*campaign.problems[:40], races])
+    assert outcomes.get("ok", 0) > 0, f"the folder race never wrote inside: {races}"
+
+
+def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
+    cli, work: Path, home: Path, tmp_path: Path
+) -> None:
+    """``files delete`` is denied by the default policy, and no user policy can lift a default
+    denial. Run from a folder that contains Runtime Home (the usual case when it is run from
+    ``$HOME``: Home is ``~/.local/share/runtime``), a files step may rewrite Home's cached copy of
+    the parsed default policy. That must not lift the denial for the next run."""
+    assert cli("files", "write", "victim.txt", "keep me").code == 0  # bootstraps Home
+    cache = next(home.glob("default-policy*"), None)
+    if cache is None:
+        pytest.skip("this version keeps no parsed default policy in Home")
+    doc = json.loads(cache.read_text(encoding="utf-8"))
+    data = doc.get("data", doc)
+    data["denied_operations"] = []
+    data["denied_binaries"] = []
+    relative = os.path.relpath(cache, tmp_path)
+    result = cli("files", "write", relative, json.dumps(doc), cwd=tmp_path)
+    assert result.code == 0, result.stdout + result.stderr  # inside the write root: allowed
+    result = cli("files", "delete", "victim.txt")
+    assert result.code == 3, f"the default denial was lifted: {result.stdout}{result.stderr}"
+    assert "denied_operations: files delete" in result.stdout + result.stderr
+    assert (work / "victim.txt").read_text() == "keep me"
+
+
+def test_link_swapped_during_resolution_is_refused_not_an_internal_error(
+    cli, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above, made deterministic: ``sub`` is a link to outside when the check looks at
+    it (lstat) and a folder again when it reads the link (readlink). That is a path that changed
+    while it was checked: a refusal naming the root (exit 3), not ``internal error: OSError``."""
+    outside = tmp_path / "outside"
+    make_outside(outside)
+    (work / "sub_real").mkdir()
+    os.symlink(outside / "dir", work / "sub")
+    real_readlink = os.readlink
+    swapped: list[str] = []
+
+    def readlink(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == str(work / "sub") and not swapped:
+            swapped.append(os.fspath(path))
+            os.rename(work / "sub", work / "sub_link")  # the link goes away ...
+            os.rename(work / "sub_real", work / "sub")  # ... and a folder takes its place
+        return real_readlink(path, *args, **kwargs)
+
+    before = snapshot([outside])
+    for op in ("read", "write", "list", "mkdir"):
+        swapped.clear()
+        if (work / "sub_link").is_symlink():
+            os.rename(work / "sub", work / "sub_real")
+            os.rename(work / "sub_link", work / "sub")
+        monkeypatch.setattr(os, "readlink", readlink)
+        args = [op, "sub/f.txt"] + (["x"] if op == "write" else [])
+        result = cli("files", *args)
+        monkeypatch.setattr(os, "readlink", real_readlink)
+        text = result.stdout + result.stderr
+        assert swapped, "the swap did not happen inside the check"
+        assert result.code == 3, f"files {op}: exit {result.code}: {text}"
+        assert needle(ACCESS[op], [Path(os.path.realpath(work))]) in text, text
+    assert not diff(before, snapshot([outside]))
+
+
+def test_link_swapped_during_execution_is_refused_and_recorded(
+    cli, work: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race, hitting the second check (at execution, after the plan allowed the path):
+    the step must end refused, with its ``step`` and ``run.end`` records in the audit log."""
+    import providers.files.ops as ops
+
+    outside = tmp_path / "outside"
+    make_outside(outside)
+    (work / "sub").mkdir()
+    os.symlink(outside / "dir", work / "sub_link")
+    real_confine, real_readlink = ops.confine, os.readlink
+    calls: list[int] = []
+
+    def readlink(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == str(work / "sub") and (work / "sub").is_symlink():
+            os.rename(work / "sub", work / "sub_link")  # the folder comes back
+            os.rename(work / "sub_real", work / "sub")
+        return real_readlink(path, *args, **kwargs)
+
+    def confine(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:  # the check at execution: swap the folder for the link
+            os.rename(work / "sub", work / "sub_real")
+            os.rename(work / "sub_link", work / "sub")
+        return real_confine(*args, **kwargs)
+
+    monkeypatch.setattr(ops, "confine", confine)
+    monkeypatch.setattr(os, "readlink", readlink)
+    result = cli("files", "write", "sub/f.txt", "x")
+    monkeypatch.setattr(os, "readlink", real_readlink)
+    text = result.stdout + result.stderr
+    assert len(calls) == 2, "the execution-time check did not run"
+    assert result.code == 3, f"exit {result.code}: {text}"
+    records = [
+        json.loads(line) for line in (home / "audit" / "audit.jsonl").read_text().splitlines()
+    ]
+    assert [r["event"] for r in records[-2:]] == ["step", "run.end"], records[-2:]
+    assert not (outside / "dir" / "f.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("op", "path", "when"),
+    [
+        ("write", "sub/f.txt", "before the walk"),
+        ("append", "sub/log.txt", "before the walk"),
+        ("mkdir", "sub/made", "before the walk"),
+        ("list", "sub/deeper", "before the walk"),
+        ("read", "sub/inner.txt", "before the walk"),
+        ("write", "sub", "after the walk"),
+        ("append", "sub", "after the walk"),
+        ("read", "sub", "after the walk"),
+        ("list", "sub", "after the walk"),
+        ("mkdir", "sub", "after the walk"),
+    ],
+)
+def test_link_swapped_in_between_check_and_use_is_not_followed(
+    cli,
+    work: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    op: str,
+    path: str,
+    when: str,
+) -> None:
+    """The check passes on a real folder (or file) ``sub``; before the descriptor walk, or
+    between the walk and the operation on the final name, ``sub`` becomes a link to outside.
+    Nothing outside is touched or shown, and the refusal names the root."""
+    import providers.files.ops as ops
+
+    outside = tmp_path / "outside"
+    make_outside(outside)
+    write(outside / "dir" / "deeper" / "x.txt", SECRET)
+    if when == "before the walk":
+        (work / "sub" / "deeper").mkdir(parents=True)
+        write(work / "sub" / "inner.txt", "inside\n")
+        write(work / "sub" / "log.txt", "inside log\n")
+        link_target = outside / "dir"
+    elif op in ("list", "mkdir"):
+        (work / "sub").mkdir()
+        link_target = outside / "dir"
+    else:
+        write(work / "sub", "inside\n")
+        link_target = outside / "secret.txt"
+    real_open_parent = ops.open_parent
+
+    def swap() -> None:
+        os.rename(work / "sub", work / "sub_before")
+        os.symlink(link_target, work / "sub")
+
+    def open_parent(confined):  # type: ignore[no-untyped-def]
+        if when == "before the walk":
+            swap()
+            return real_open_parent(confined)
+        fd = real_open_parent(confined)
+        swap()
+        return fd
+
+    monkeypatch.setattr(ops, "open_parent", open_parent)
+    before = snapshot([outside])
+    args = [op, path] + ([PWNED] if op in ("write", "append") else [])
+    result = cli("files", *args)
+    text = result.stdout + result.stderr
+    assert result.code == 3, f"exit {result.code}: {text}"
+    assert "became a symbolic link" in text, text
+    assert needle(ACCESS[op], [Path(os.path.realpath(work))]) in text, text
+    assert SECRET not in text and CANARY not in text
+    assert not diff(before, snapshot([outside]))
