@@ -84,8 +84,9 @@ class GitHubHTTP:
         self.clock = clock
         self.max_wait = float(environ.get("RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT))
         timeout = float(environ.get("RUNTIME_GITHUB_TIMEOUT", "30"))
-        # a whole response (however it trickles in) must arrive within three read timeouts
-        self.total_timeout = 3 * timeout
+        # a whole response (however it trickles in) must arrive within three read timeouts,
+        # and never less than 10 s (a loaded machine or a slow server is not a trickle)
+        self.total_timeout = max(3 * timeout, 10.0)
         self.requests = 0
         self.client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),

@@ -374,7 +374,11 @@ def run_everything(s: Scene) -> None:
 
 
 def force_internal_errors(s: Scene) -> None:
-    """Engine functions raising with the token in the message: exit 70, the token nowhere."""
+    """Engine functions raising with the token in the message: the token nowhere.
+
+    Outside a step that is an internal error (exit 70); inside a step it is that
+    step's failure (exit 1), recorded in the audit log like any other.
+    """
     import providers.github.client as client
     import runtime.pipeline as pipeline
     from runtime.auth import AuthEngine
@@ -382,19 +386,19 @@ def force_internal_errors(s: Scene) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"boom with {TOKEN} and {FORMS['base64']}")
 
-    cases: list[tuple[Any, str, tuple[str, ...]]] = [
-        (pipeline, "build_plan", ("capability", "execute", "ok.md")),
-        (pipeline, "build_plan", ("capability", "plan", "ok.md")),
-        (client.GitHubHTTP, "request", ("github", "user", "get")),
-        (client.GitHubHTTP, "request", ("capability", "execute", "ok.md")),
-        (AuthEngine, "lookup", ("auth", "status")),
-        (AuthEngine, "binary_environment", ("capability", "execute", "gh-binary.md")),
+    cases: list[tuple[Any, str, tuple[str, ...], int]] = [
+        (pipeline, "build_plan", ("capability", "execute", "ok.md"), 70),
+        (pipeline, "build_plan", ("capability", "plan", "ok.md"), 70),
+        (client.GitHubHTTP, "request", ("github", "user", "get"), 1),
+        (client.GitHubHTTP, "request", ("capability", "execute", "ok.md"), 1),
+        (AuthEngine, "lookup", ("auth", "status"), 70),
+        (AuthEngine, "binary_environment", ("capability", "execute", "gh-binary.md"), 1),
     ]
-    for owner, name, args in cases:
+    for owner, name, args, code in cases:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(owner, name, boom)
             for result in s.run(*args):
-                assert result.code == 70, (name, args, result.code, result.stdout, result.stderr)
+                assert result.code == code, (name, args, result.code, result.stdout, result.stderr)
 
 
 def test_secrets_campaign(scene: Scene, figure: Callable[[str], None]) -> None:
