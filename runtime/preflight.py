@@ -22,6 +22,7 @@ from typing import Any
 from runtime.network import NetworkRule
 from runtime.plan import Plan
 from runtime.requirements import Requirement, _sanitize, declared, inferred
+from runtime.tls import CertificateSetupError
 from runtime.workspace import Workspace
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
@@ -746,7 +747,7 @@ def check_context_source(req: Requirement, ctx: Context) -> Check:
         verify = _verify(ctx)
         with httpx.Client(timeout=LIVE_TIMEOUT, verify=verify, trust_env=False) as http:
             status = http.head(url).status_code
-    except (httpx.HTTPError, StepError, ValueError):
+    except (httpx.HTTPError, StepError, ValueError, CertificateSetupError):
         return Check(req, TRUE, FALSE, f"{shown} did not answer", checked_at=stamp)
     if status < 400:
         return Check(req, TRUE, TRUE, f"{shown} answered HEAD with HTTP {status}", checked_at=stamp)
@@ -754,11 +755,9 @@ def check_context_source(req: Requirement, ctx: Context) -> Check:
 
 
 def _verify(ctx: Context) -> Any:
-    import ssl
+    from runtime.tls import ssl_context
 
-    cafile = ctx.ws.environ.get("SSL_CERT_FILE") or None
-    capath = ctx.ws.environ.get("SSL_CERT_DIR") or None
-    return ssl.create_default_context(cafile=cafile, capath=capath)
+    return ssl_context(ctx.ws.environ)
 
 
 def check_mcp(req: Requirement, ctx: Context) -> Check:
@@ -773,8 +772,10 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
     wanted = req.target.get("name") if req.type == "mcpTool" else req.target.get("uri")
     try:
         verify = _verify(ctx)
-    except (OSError, ValueError):
-        verify = True
+    except CertificateSetupError as exc:
+        return Check(
+            req, TRUE, FALSE, str(exc), "fix SSL_CERT_FILE / SSL_CERT_DIR", checked_at=stamp
+        )
     timeout = float(ctx.ws.environ.get("RUNTIME_MCP_TIMEOUT", "10"))
     found = discover(url, kind, find=wanted, verify=verify, timeout=timeout)  # type: ignore[arg-type]
     if not found.ok:

@@ -48,18 +48,16 @@ class Response:
 
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
-    """The system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (a private CA)."""
-    cafile = environ.get("SSL_CERT_FILE") or None
-    capath = environ.get("SSL_CERT_DIR") or None
-    if cafile or capath:
-        try:
-            return ssl.create_default_context(cafile=cafile, capath=capath)
-        except (OSError, ssl.SSLError) as exc:
-            raise StepError(
-                f"cannot load the certificates from SSL_CERT_FILE/SSL_CERT_DIR: {exc}",
-                hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates",
-            ) from None
-    return ssl.create_default_context()
+    """runtime's certificate setup, as a step failure when the certificates cannot load."""
+    from runtime.tls import CertificateSetupError
+    from runtime.tls import ssl_context as shared
+
+    try:
+        return shared(environ)
+    except CertificateSetupError as exc:
+        raise StepError(
+            str(exc), hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates"
+        ) from None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

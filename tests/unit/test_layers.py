@@ -1,0 +1,22 @@
+"""The import contract names every engine module, so a new one cannot slip past it."""
+
+from __future__ import annotations
+
+import tomllib
+
+from tests.conftest import REPO
+
+
+def test_every_engine_module_is_under_the_only_the_cli_contract() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"].startswith("Only the CLI")
+    )
+    modules = {
+        f"runtime.{p.stem}"
+        for p in (REPO / "runtime").glob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    }
+    assert set(contract["source_modules"]) == modules
