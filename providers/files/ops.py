@@ -20,6 +20,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from providers.files.confine import (
@@ -68,12 +69,16 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     path = _positional(call, positional, operation)
     roots = env.policy.roots(access, env.cwd)
     confined = confine(path, roots, env.cwd, access)
+    cache = getattr(env.services, "cache", None)
+    token = _SWEPT.set(cache.setdefault("files:swept", set()) if cache is not None else None)
     try:
         return handler(confined, call)
     except (StepError, PolicyRefusal):
         raise
     except OSError as exc:  # anything not handled where it happened
         raise StepError(f"files {word} {path!r}: {exc.strerror or exc}") from None
+    finally:
+        _SWEPT.reset(token)
 
 
 def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any) -> Inspection:
@@ -180,14 +185,30 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+# Folders (device, inode) already swept in this run: a folder is listed once per run, not
+# once per write (a 500-step workflow writing into one folder was quadratic). The set lives
+# in the run's services; without one (a direct call in tests) every write sweeps.
+_SWEPT: ContextVar[set[tuple[int, int]] | None] = ContextVar("files_swept", default=None)
+
+
 def _sweep_stale(fd: int, name: str) -> list[str]:
-    """Remove this target's temporary files left by processes that are gone."""
-    prefix = _temp_prefix(name)
+    """Remove temporary files left in this folder by processes that are gone.
+
+    Done by the first write or append into a folder in each run, for every target
+    in it, so whatever a killed run left behind is gone after the next one.
+    """
+    st_dir = os.fstat(fd)
+    key = (st_dir.st_dev, st_dir.st_ino)
+    swept = _SWEPT.get()
+    if swept is not None:
+        if key in swept:
+            return []
+        swept.add(key)
     removed: list[str] = []
     with os.scandir(fd) as entries:
-        candidates = [e.name for e in entries if e.name.startswith(prefix)]
+        candidates = [e.name for e in entries if e.name.startswith(".") and TEMP_MARK in e.name]
     for candidate in candidates:
-        pid_text, _, rest = candidate[len(prefix) :].partition("-")
+        pid_text, _, rest = candidate.rpartition(TEMP_MARK)[2].partition("-")
         if not pid_text.isdigit() or not rest:
             continue
         pid = int(pid_text)
