@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import sys
@@ -32,10 +33,39 @@ class TextReporter:
     """One line per step as it starts and ends, the step's own output beneath it."""
 
     def __init__(self, redactor: Any) -> None:
+        import threading
+
         self.redactor = redactor
         self.open_line = False
         self.streamed = False
         self.ended_with_newline = True
+        # live progress (elapsed seconds on the open line) only on a terminal
+        self.live = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        self.lock = threading.Lock()
+        self.ticker: Any = None
+        self.line = ""
+
+    def _tick(self, started: float) -> None:
+        """Rewrite the open line with the time elapsed, until the step prints or ends."""
+        import threading
+        import time
+
+        with self.lock:
+            if not self.open_line or self.ticker is None:
+                return
+            sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+            sys.stdout.flush()
+            self.ticker = threading.Timer(1.0, self._tick, (started,))
+            self.ticker.daemon = True
+            self.ticker.start()
+
+    def _stop_ticker(self) -> None:
+        with self.lock:
+            if self.ticker is not None:
+                self.ticker.cancel()
+                self.ticker = None
+                if self.open_line:
+                    sys.stdout.write(f"\r{self.line} ...\x1b[K")
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -43,12 +73,21 @@ class TextReporter:
         return f"[{planned.index}/{total}] {words} {_short_args([self.redactor.text(a) for a in shown])}".rstrip()
 
     def step_started(self, planned: Any, total: int) -> None:
-        sys.stdout.write(self._label(planned, total) + " ...")
+        self.line = self._label(planned, total)
+        sys.stdout.write(self.line + " ...")
         sys.stdout.flush()
         self.open_line = True
         self.streamed = False
+        if self.live:
+            import threading
+            import time
+
+            self.ticker = threading.Timer(1.0, self._tick, (time.monotonic(),))
+            self.ticker.daemon = True
+            self.ticker.start()
 
     def step_output(self, planned: Any, stream: str, text: str) -> None:
+        self._stop_ticker()
         if self.open_line:
             sys.stdout.write("\n")
             self.open_line = False
@@ -60,6 +99,7 @@ class TextReporter:
             self.ended_with_newline = text.endswith("\n")
 
     def step_finished(self, result: Any, total: int) -> None:
+        self._stop_ticker()
         from runtime.cli.render import paint
 
         status = paint(result.status, "green" if result.status == "ok" else "red")

@@ -278,3 +278,19 @@ def test_colour_only_on_a_terminal_and_no_color_honoured(
     )
     piped = cli("capability", "validate", "bad.md")
     assert "\x1b[" not in piped.stdout + piped.stderr
+
+
+def test_live_progress_only_on_a_terminal(
+    env: dict[str, str], work: Path, tmp_path: Path, cli
+) -> None:
+    policy = write(tmp_path / "policy.yaml", "allowed_binaries: [sleep]\n")
+    write(
+        work / "slow.md",
+        capability('version: v1\nworkflow:\n  - binary: sleep\n    args: ["2.5"]\n'),
+    )
+    on_tty = run_in_pty(
+        ["capability", "execute", "slow.md"], {**env, "RUNTIME_POLICY_FILE": str(policy)}, work
+    )
+    assert "\r[1/1] sleep 2.5 ... 1s" in on_tty and "ok:" in on_tty
+    piped = cli("capability", "execute", "slow.md", extra_env={"RUNTIME_POLICY_FILE": str(policy)})
+    assert piped.code == 0 and "\r" not in piped.stdout
