@@ -714,13 +714,19 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     ``$HOME``: Home is ``~/.local/share/runtime``), a files step may rewrite Home's cached copy of
     the parsed default policy. That must not lift the denial for the next run."""
     assert cli("files", "write", "victim.txt", "keep me").code == 0  # bootstraps Home
-    cache = next(home.glob("default-policy*"), None)
-    if cache is None:
-        pytest.skip("this version keeps no parsed default policy in Home")
-    doc = json.loads(cache.read_text(encoding="utf-8"))
-    data = doc.get("data", doc)
+    # Home holds no parsed policy any more; plant one where a cache used to be, claiming
+    # the shipped YAML's sha256, and check that nothing reads it.
+    import hashlib
+
+    from runtime.policy import default_policy_data
+    from runtime.resources import default_policy_file
+
+    data = default_policy_data()
     data["denied_operations"] = []
     data["denied_binaries"] = []
+    digest = hashlib.sha256(default_policy_file().read_bytes()).hexdigest()
+    doc = {"sha256": digest, "data": data}
+    cache = home / "default-policy.json"
     relative = os.path.relpath(cache, tmp_path)
     result = cli("files", "write", relative, json.dumps(doc), cwd=tmp_path)
     assert result.code == 0, result.stdout + result.stderr  # inside the write root: allowed
