@@ -67,7 +67,9 @@ def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any
 def login_cmd(
     provider: str = typer.Argument("github", help="Provider whose credential to store."),
     host: str = typer.Option(
-        None, "--host", help="GitHub host (default: the context's, else github.com)."
+        None,
+        "--host",
+        help="GitHub host (default: the active context's, config.yaml's, GITHUB_API_URL's, else github.com).",
     ),
 ) -> None:
     """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
@@ -207,7 +209,9 @@ def _context_hosts(services: Any) -> list[str]:
 def logout_cmd(
     provider: str = typer.Argument("github", help="Provider."),
     host: str = typer.Option(
-        None, "--host", help="GitHub host (default: the context's, else github.com)."
+        None,
+        "--host",
+        help="GitHub host (default: the active context's, config.yaml's, GITHUB_API_URL's, else github.com).",
     ),
 ) -> None:
     """Remove the token from the OS keyring."""
