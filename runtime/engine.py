@@ -22,17 +22,6 @@ from runtime.plan import Plan, PlannedStep
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
 
-STEP_STATUSES = (
-    "ok",
-    "failed",
-    "refused",
-    "missing-credential",
-    "missing-capability",
-    "interrupted",
-    "terminated",
-    "not-run",
-)
-
 
 @dataclass
 class StepResult:

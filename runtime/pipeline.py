@@ -217,7 +217,3 @@ def record_refusal(
         pass
     finally:
         audit.close()
-
-
-def describe_inputs(prepared: Prepared) -> dict[str, Any]:
-    return prepared.redactor.inputs(prepared.inputs)

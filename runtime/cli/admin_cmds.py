@@ -89,13 +89,7 @@ def policy_check_cmd(
         {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()}
         for s in plan.steps
     ]
-
-    class _P:
-        pass
-
-    holder: Any = _P()
-    holder.plan = plan
-    code = _plan_exit(holder)
+    code = _plan_exit(plan)
     if json_mode():
         emit_json(
             {

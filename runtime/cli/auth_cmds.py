@@ -44,6 +44,15 @@ def _default_host(services: Any) -> str:
     return str(services.auth.default_host())
 
 
+def _session(provider: str, host: str | None) -> tuple[Any, Any, str]:
+    """Workspace, services and host for an auth command (Home refreshed, provider checked)."""
+    _provider(provider)
+    ws = workspace()
+    ensure_home(ws)
+    services = _services(ws)
+    return ws, services, host or _default_host(services)
+
+
 def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:
     from runtime.execution import StepError
     from runtime.registry import load_registry
@@ -75,11 +84,7 @@ def login_cmd(
     """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
     from runtime.auth import KeyringUnavailable
 
-    _provider(provider)
-    ws = workspace()
-    ensure_home(ws)
-    services = _services(ws)
-    host = host or _default_host(services)
+    ws, services, host = _session(provider, host)
     auth = services.auth
     token = ""
     if not sys.stdin.isatty():
@@ -217,11 +222,7 @@ def logout_cmd(
     """Remove the token from the OS keyring."""
     from runtime.auth import KeyringUnavailable
 
-    _provider(provider)
-    ws = workspace()
-    ensure_home(ws)
-    services = _services(ws)
-    host = host or _default_host(services)
+    ws, services, host = _session(provider, host)
     try:
         removed = services.auth.delete(host)
     except KeyringUnavailable as exc:

@@ -226,10 +226,10 @@ def render_preflight_text(report: Any, heading: str = "") -> None:
         out("  cost hints: " + ", ".join(f"{k}={v}" for k, v in report.cost_hints.items()))
 
 
-def _plan_exit(prepared: Any) -> int:
-    if prepared.plan.refused:
+def _plan_exit(plan: Any) -> int:
+    if plan.refused:
         return int(ExitCode.POLICY_REFUSED)
-    if prepared.plan.missing_binaries:
+    if plan.missing_binaries:
         return int(ExitCode.MISSING_CAPABILITY)
     return 0
 
@@ -243,7 +243,7 @@ def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
 
 
 def show_plan(prepared: Any, command: str) -> int:
-    code = _plan_exit(prepared)
+    code = _plan_exit(prepared.plan)
     report = plan_preflight(prepared)
     if json_mode():
         doc = {
