@@ -137,7 +137,21 @@ def _loader_class() -> Any:
 
 
 def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
-    """Parse one YAML document. Raises :class:`YamlError` on a syntax error."""
+    """Parse one YAML document. Raises :class:`YamlError` on a syntax error.
+
+    The common plain subset is composed by :mod:`runtime.yamlfast`; everything
+    else (errors included) is parsed by strictyaml.
+    """
+    from runtime import yamlfast
+
+    fast = yamlfast.compose(text)
+    if fast is not None:
+        return fast
+    return slow_parse(text)
+
+
+def slow_parse(text: str) -> tuple[Node | None, list[DuplicateKey]]:
+    """:func:`parse` by strictyaml's loader alone (the reference for the fast path)."""
     from strictyaml.ruamel.error import MarkedYAMLError
     from strictyaml.ruamel.reader import ReaderError
 
