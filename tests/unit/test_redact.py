@@ -1,0 +1,69 @@
+"""Redaction, and the shortcut the audit log takes when redaction cannot change a record."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime.redact import REDACTED, Redactor
+
+SECRETS = ["s3cr3t-value", 'quo"te\\back', "line\nbreak", "caf\u00e9-\U0001f511-key"]
+TOKEN = "ghp_" + "A1b2" * 6
+# text around a secret that JSON escapes (quotes, backslashes, control and non-ASCII characters)
+NOISE = st.text(alphabet=st.sampled_from(list('ab \n\t"\\/:@\u00e9\U0001f511_-')), max_size=6)
+
+
+@st.composite
+def fragments(draw: st.DrawFn) -> str:
+    inner = draw(st.sampled_from([*SECRETS, TOKEN, "https://user:pw@host/x", "plain", ""]))
+    return draw(NOISE) + inner + draw(NOISE)
+
+
+DATA = st.recursive(
+    st.one_of(fragments(), st.integers(), st.none(), st.booleans()),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(fragments(), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def redactor() -> Redactor:
+    r = Redactor()
+    for secret in SECRETS:
+        r.add(secret)
+    return r
+
+
+@settings(max_examples=400, deadline=None)
+@given(DATA)
+def test_when_the_shortcut_says_no_redaction_changes_nothing(data: Any) -> None:
+    r = redactor()
+    encoded = json.dumps(data, sort_keys=True, default=str)
+    redacted = r.data(data)
+    if not r.may_change_json(encoded):
+        assert json.dumps(redacted, sort_keys=True, default=str) == encoded
+    else:
+        assert not any(secret in json.dumps(redacted) for secret in SECRETS)
+
+
+@given(st.sampled_from([*SECRETS, TOKEN, "https://u:p@h/"]), NOISE, NOISE)
+def test_every_secret_in_a_record_is_seen_by_the_shortcut(
+    secret: str, before: str, after: str
+) -> None:
+    r = redactor()
+    record = {"args": [before + secret + after], before + secret: 1}
+    assert r.may_change_json(json.dumps(record, sort_keys=True))
+    if secret != "https://u:p@h/":  # (user information goes only from a URL on its own)
+        redacted = json.dumps(r.data(record))
+        assert REDACTED in redacted
+        assert json.dumps(secret)[1:-1] not in redacted
+
+
+def test_a_plain_record_takes_the_shortcut() -> None:
+    r = redactor()
+    record = {"args": ["write", "./out/a.txt", "content"], "event": "step", "step": 1}
+    assert not r.may_change_json(json.dumps(record, sort_keys=True))
