@@ -21,6 +21,7 @@ target, which the first layer proved to be inside a root.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Sequence
@@ -90,6 +91,15 @@ def _refuse(message: str, access: str) -> PolicyRefusal:
     return PolicyRefusal(message, hint=refusal_hint(access))
 
 
+@functools.lru_cache(maxsize=64)
+def _limits(roots: tuple[Path, ...]) -> tuple[int, int]:
+    """(PATH_MAX, NAME_MAX) of the roots' file systems; asked once per process."""
+    return (
+        _limit("PC_PATH_MAX", roots, DEFAULT_PATH_MAX),
+        _limit("PC_NAME_MAX", roots, DEFAULT_NAME_MAX),
+    )
+
+
 def _limit(name: str, where: Sequence[Path], default: int) -> int:
     for path in [*where, Path("/")]:
         try:
@@ -118,6 +128,14 @@ def _remaining_link(resolved: str) -> str | None:
     Non-strict ``realpath`` leaves a link in place when it meets a loop; a
     link found here means the path cannot be resolved.
     """
+    # One lstat answers the usual case: a path without links lstats as a non-link
+    # or fails as missing; a loop left in the middle fails with ELOOP.
+    try:
+        if not stat.S_ISLNK(os.lstat(resolved).st_mode):
+            return None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            return None
     current = os.sep
     for part in Path(resolved).parts[1:]:
         current = os.path.join(current, part)
@@ -136,7 +154,7 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
     ``roots`` are real paths (``Policy.roots`` returns them so); relative
     paths are taken from ``cwd``. No file is opened or created.
     """
-    real_roots = tuple(Path(os.path.realpath(r)) for r in roots)
+    real_roots = tuple(roots)
     where = describe_roots(access, real_roots)
     if path == "":
         raise _refuse(f"refused: the path is empty; name something under {where}", access)
@@ -146,8 +164,7 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
             f"(paths must stay under {where})",
             access,
         )
-    path_max = _limit("PC_PATH_MAX", real_roots, DEFAULT_PATH_MAX)
-    name_max = _limit("PC_NAME_MAX", real_roots, DEFAULT_NAME_MAX)
+    path_max, name_max = _limits(real_roots)
     absolute = os.path.join(os.fspath(cwd), path)
     for candidate in (path, absolute):
         size = len(os.fsencode(candidate))
@@ -189,8 +206,9 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
             f"(paths must stay under {where})",
             access,
         )
-    relative = Path(resolved).relative_to(root).parts
-    parts, name = (relative[:-1], relative[-1]) if relative else ((), "")
+    below = resolved[len(os.fspath(root)) :].strip(os.sep)
+    relative = below.split(os.sep) if below else []
+    parts, name = (relative[:-1], relative[-1]) if relative else ([], "")
     return Confined(path, Path(resolved), root, tuple(parts), name, access, real_roots)
 
 

@@ -34,9 +34,11 @@ from providers.files.confine import (
 )
 from runtime.errors import PolicyRefusal
 from runtime.execution import StepError, StepOutcome
-from runtime.policy import Decision
+from runtime.policy import Decision, Policy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from runtime.execution import StepEnvironment
     from runtime.plan import Inspection
     from runtime.provider import BoundCall, Operation
@@ -67,8 +69,7 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
         raise StepError(f"the files provider has no operation '{operation.name}'")
     positional, access = _ACCESS[word]
     path = _positional(call, positional, operation)
-    roots = env.policy.roots(access, env.cwd)
-    confined = confine(path, roots, env.cwd, access)
+    confined = _confine(path, access, env.policy, env.cwd, env.services)
     cache = getattr(env.services, "cache", None)
     token = _SWEPT.set(cache.setdefault("files:swept", set()) if cache is not None else None)
     try:
@@ -95,11 +96,35 @@ def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any)
     policy = ws.policy
     source = (policy.read_roots if access == "read" else policy.write_roots)[1]
     try:
-        confined = confine(path, policy.roots(access, ws.cwd), ws.cwd, access)
+        confined = _confine(path, access, policy, ws.cwd, services)
     except PolicyRefusal as refusal:
         rule = f"{policy_key(access)} ({source})"
         return Inspection(decision=Decision(False, rule, refusal.message))
     return Inspection(paths=[(str(confined.resolved), access)])
+
+
+def _confine(path: str, access: str, policy: Policy, cwd: Path, services: Any) -> Confined:
+    """The path resolved and proven inside the roots, once per run.
+
+    The plan resolves every path (and shows the result); execution reuses that
+    resolution. This is safe because execution walks the resolved components
+    from the root without following links (:func:`open_parent`): a link
+    created or swapped since the plan fails the walk, it is never followed.
+    The roots are likewise resolved once per run.
+    """
+    cache = getattr(services, "cache", None)
+    if cache is None:
+        return confine(path, policy.roots(access, cwd), cwd, access)
+    known: dict[tuple[str, str, str], Confined] = cache.setdefault("files:confined", {})
+    key = (access, os.fspath(cwd), path)
+    found = known.get(key)
+    if found is None:
+        roots: dict[tuple[str, str], list[Path]] = cache.setdefault("files:roots", {})
+        where = roots.get(key[:2])
+        if where is None:
+            where = roots[key[:2]] = policy.roots(access, cwd)
+        found = known[key] = confine(path, where, cwd, access)
+    return found
 
 
 def _positional(call: BoundCall, name: str, operation: Operation) -> str:

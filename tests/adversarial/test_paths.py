@@ -773,44 +773,44 @@ def test_link_swapped_during_resolution_is_refused_not_an_internal_error(
     assert not diff(before, snapshot([outside]))
 
 
-def test_link_swapped_during_execution_is_refused_and_recorded(
+def test_link_swapped_after_the_plan_is_refused_and_recorded(
     cli, work: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same race, hitting the second check (at execution, after the plan allowed the path):
-    the step must end refused, with its ``step`` and ``run.end`` records in the audit log."""
+    """The folder is swapped for a link to the outside after the plan resolved the path.
+
+    Execution reuses the plan's resolution (the path is resolved once, as the plan
+    shows it) and walks it without following links: the step must end refused,
+    with its ``step`` and ``run.end`` records in the audit log, nothing written outside.
+    """
     import providers.files.ops as ops
 
     outside = tmp_path / "outside"
     make_outside(outside)
     (work / "sub").mkdir()
     os.symlink(outside / "dir", work / "sub_link")
-    real_confine, real_readlink = ops.confine, os.readlink
+    real_confine = ops.confine
     calls: list[int] = []
-
-    def readlink(path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if os.fspath(path) == str(work / "sub") and (work / "sub").is_symlink():
-            os.rename(work / "sub", work / "sub_link")  # the folder comes back
-            os.rename(work / "sub_real", work / "sub")
-        return real_readlink(path, *args, **kwargs)
 
     def confine(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
-        if len(calls) == 2:  # the check at execution: swap the folder for the link
-            os.rename(work / "sub", work / "sub_real")
-            os.rename(work / "sub_link", work / "sub")
-        return real_confine(*args, **kwargs)
+        confined = real_confine(*args, **kwargs)
+        # the plan has checked the path: now swap the folder for the link
+        os.rename(work / "sub", work / "sub_real")
+        os.rename(work / "sub_link", work / "sub")
+        return confined
 
     monkeypatch.setattr(ops, "confine", confine)
-    monkeypatch.setattr(os, "readlink", readlink)
     result = cli("files", "write", "sub/f.txt", "x")
-    monkeypatch.setattr(os, "readlink", real_readlink)
     text = result.stdout + result.stderr
-    assert len(calls) == 2, "the execution-time check did not run"
+    assert len(calls) == 1, "the path was resolved again at execution"
+    assert (work / "sub").is_symlink(), "the swap did not happen"
     assert result.code == 3, f"exit {result.code}: {text}"
+    assert "became a symbolic link after the path was checked" in text, text
     records = [
         json.loads(line) for line in (home / "audit" / "audit.jsonl").read_text().splitlines()
     ]
     assert [r["event"] for r in records[-2:]] == ["step", "run.end"], records[-2:]
+    assert records[-2]["status"] == "refused", records[-2]
     assert not (outside / "dir" / "f.txt").exists()
 
 
