@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from runtime.provider import Provider
+if TYPE_CHECKING:  # at run time only the entry points' own modules import it
+    from runtime.provider import Provider
 
 GROUP = "runtime.providers"
 
@@ -45,7 +46,7 @@ def load_registry() -> Registry:
         if missing:
             registry.broken[ep.name] = f"not a provider (no {', '.join(missing)})"
             continue
-        registry.providers[ep.name] = cast(Provider, obj)
+        registry.providers[ep.name] = cast("Provider", obj)
     return registry
 
 

@@ -220,45 +220,56 @@ def _is_usage_error(exc: BaseException) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    as_json = _argv_wants_json(args)
     code: int
-    # imported here, not at module level: `runtime --version` should cost little more than typer
-    from runtime.errors import RuntimeFailure, Terminated, UsageError
-    from runtime.exitcodes import ExitCode
-
     try:
         result = app(args=args, prog_name="runtime", standalone_mode=False)
         code = int(result) if isinstance(result, int) else 0
-    except RuntimeFailure as failure:
-        code = _report_failure(failure, as_json or json_mode())
     except typer.Exit as exc:
         code = int(exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        sys.stderr.write("interrupted\n")
-        code = int(ExitCode.INTERRUPTED)
-    except Terminated:
-        sys.stderr.write("terminated\n")
-        code = int(ExitCode.TERMINATED)
-    except BrokenPipeError:
-        code = 0
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-    except Exception as exc:  # the last line of defence: never a traceback
-        if _is_usage_error(exc):
-            usage = UsageError(
-                exc.format_message(),  # type: ignore[attr-defined]
-                hint="run `runtime --help` (or the command followed by --help)",
-            )
-            code = _report_failure(usage, as_json)
-        else:
-            if os.environ.get("RUNTIME_DEBUG") == "1":
-                raise
-            internal = RuntimeFailure(
-                f"internal error: {type(exc).__name__}",
-                hint="this is a bug in runtime; rerun with RUNTIME_DEBUG=1 to see where, and report it",
-                code="internal-error",
-            )
-            internal.exit_code = ExitCode.INTERNAL_ERROR
-            code = _report_failure(internal, as_json)
+    except BaseException as exc:  # every failure gets its exit code here
+        code = _exit_code_for(exc, args)
     sys.stdout.flush()
     raise SystemExit(code)
+
+
+def _exit_code_for(exc: BaseException, args: list[str]) -> int:
+    """Report a failure and return its exit code; never a traceback.
+
+    The error classes are imported only here, when something failed: ``runtime
+    --version`` and ``--help`` should cost little more than importing typer.
+    """
+    from runtime.errors import RuntimeFailure, Terminated, UsageError
+    from runtime.exitcodes import ExitCode
+
+    as_json = _argv_wants_json(args)
+    if isinstance(exc, RuntimeFailure):
+        return _report_failure(exc, as_json or json_mode())
+    if isinstance(exc, (typer.Abort, KeyboardInterrupt)):
+        sys.stderr.write("interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    if isinstance(exc, Terminated):
+        sys.stderr.write("terminated\n")
+        return int(ExitCode.TERMINATED)
+    if isinstance(exc, BrokenPipeError):
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 0
+    if isinstance(exc, SystemExit):  # raised by code we call: keep its status
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if not isinstance(exc, Exception):
+        raise exc
+    if _is_usage_error(exc):
+        usage = UsageError(
+            exc.format_message(),  # type: ignore[attr-defined]
+            hint="run `runtime --help` (or the command followed by --help)",
+        )
+        return _report_failure(usage, as_json)
+    if os.environ.get("RUNTIME_DEBUG") == "1":
+        raise exc
+    internal = RuntimeFailure(
+        f"internal error: {type(exc).__name__}",
+        hint="this is a bug in runtime; rerun with RUNTIME_DEBUG=1 to see where, and report it",
+        code="internal-error",
+    )
+    internal.exit_code = ExitCode.INTERNAL_ERROR
+    return _report_failure(internal, as_json)
