@@ -747,6 +747,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="runtime-bench-") as tmp:
         ws = Workspace(Path(tmp))
         setup_error = None
+        env_info["bytecode"] = ws.compile_bytecode()
+        print(f"  bytecode: {env_info['bytecode']}", flush=True)
         try:
             env_info["homes"] = ws.prepare_home_template()
         except Exception as exc:

@@ -9,13 +9,13 @@ and a line parser, in about a millisecond. First distribution on
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class EntryPoint:
+class EntryPoint(NamedTuple):  # not a dataclass: `runtime --help` would pay for dataclasses
     name: str
     value: str  # "package.module:attribute"
 
@@ -45,7 +45,9 @@ def _parse(text: str, group: str) -> list[EntryPoint]:
     return found
 
 
-def entry_points(group: str) -> list[EntryPoint]:
+@functools.cache
+def entry_points(group: str) -> tuple[EntryPoint, ...]:
+    """The group's entry points, read once per process."""
     seen: dict[str, EntryPoint] = {}
     distributions: set[str] = set()
     for folder in sys.path:
@@ -67,4 +69,4 @@ def entry_points(group: str) -> list[EntryPoint]:
                 continue
             for ep in _parse(text, group):
                 seen.setdefault(ep.name, ep)
-    return list(seen.values())
+    return tuple(seen.values())

@@ -7,7 +7,6 @@ imports only its declarations; transports are imported when a step runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
@@ -17,10 +16,10 @@ if TYPE_CHECKING:  # at run time only the entry points' own modules import it
 GROUP = "runtime.providers"
 
 
-@dataclass
 class Registry:
-    providers: dict[str, Provider] = field(default_factory=dict)
-    broken: dict[str, str] = field(default_factory=dict)  # name -> why it failed to load
+    def __init__(self) -> None:
+        self.providers: dict[str, Provider] = {}
+        self.broken: dict[str, str] = {}  # name -> why it failed to load
 
     def get(self, name: str) -> Provider | None:
         return self.providers.get(name)

@@ -79,9 +79,10 @@ class _Composer:
         return node, self.duplicates
 
     def _count(self, depth: int) -> None:
+        # Counted as strictyaml's composer counts them (every key, value and item,
+        # tested); a document over the limits is left to it, to be reported there.
         self.nodes += 1
-        # strictyaml reports documents over the limits (with its own positions)
-        if self.nodes > MAX_NODES // 2 or depth > MAX_DEPTH // 2:
+        if self.nodes > MAX_NODES or depth > MAX_DEPTH // 2:
             raise _Decline
 
     def _block(self, index: int, column: int, content: str, depth: int) -> tuple[Node, int]:

@@ -146,6 +146,31 @@ def test_documents_of_plain_values_compose_as_strictyaml_does(text: str) -> None
 
 
 @SETTINGS
+@given(documents(SIMPLE))
+def test_the_fast_path_counts_nodes_as_strictyaml_does(text: str) -> None:
+    """The node budget (MAX_NODES) means the same on both paths."""
+    try:
+        composer = yamlfast._Composer(text)
+        composer.document()
+    except yamlfast._Decline:
+        return
+    loader = yamltree._loader_class()(text)
+    try:
+        loader.get_single_node()
+    finally:
+        loader.dispose()
+    assert composer.nodes == loader.nodes
+
+
+def test_a_document_over_the_node_budget_is_refused_by_strictyaml_as_before() -> None:
+    steps = yamltree.MAX_NODES // 8 + 1  # each step: a mapping, 2 keys, a value, a 3-item list
+    text = "workflow:\n" + "  - provider: files\n    args: [read, ./a, b]\n" * steps
+    assert yamlfast.compose(text) is None
+    with pytest.raises(yamltree.YamlError, match="more than"):
+        yamltree.parse(text)
+
+
+@SETTINGS
 @given(mutated())
 def test_mutated_documents_compose_as_strictyaml_does_or_are_declined(text: str) -> None:
     check(text)
