@@ -128,7 +128,7 @@ def mutated(draw: st.DrawFn) -> str:
     return text
 
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
