@@ -69,19 +69,21 @@ class Config:
 
 FULL = Config(
     quick=False,
-    startup_reps=15,
-    validate_reps=15,
+    startup_reps=21,
+    validate_reps=21,
     scaling_sizes=(10, 100, 1000, 2000),
     scaling_reps=3,
     catalog_size=200,
     catalog_measured_calls=200,
     catalog_rounds=5,
+    # marginal costs are differences of whole-process times: many repetitions
+    # keep their medians steady on a noisy (virtual) disk and 2 cores
     exec_steps=501,
-    exec_reps=5,
+    exec_reps=11,
     binary_steps=201,
-    binary_reps=5,
-    http_steps=101,
-    http_reps=5,
+    binary_reps=11,
+    http_steps=201,
+    http_reps=9,
     memory_bytes=GIB,
     memory_timeout=900,
 )

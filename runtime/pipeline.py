@@ -139,11 +139,14 @@ def preflight_gate(prepared: Prepared, strict: bool) -> Any:
     blocking = report.blocking()
     if not blocking:
         return report
-    lines = [f"{c.requirement.id}: {c.reason}" for c in blocking]
-    hint = (
-        "; ".join(c.fix for c in blocking if c.fix)
-        or "run `runtime capability preflight` for the report"
-    )
+    shown = 5  # a long workflow can miss the same folder in hundreds of steps
+    lines = [f"{c.requirement.id}: {c.reason}" for c in blocking[:shown]]
+    if len(blocking) > shown:
+        lines.append(
+            f"and {len(blocking) - shown} more (`runtime capability preflight` lists them all)"
+        )
+    fixes = list(dict.fromkeys(c.fix for c in blocking if c.fix))  # each fix once, in order
+    hint = "; ".join(fixes) or "run `runtime capability preflight` for the report"
     if all(c.requirement.type == "credential" for c in blocking):
         raise MissingCredential(
             "missing credential: " + "; ".join(lines) + "; nothing ran", hint=hint

@@ -7,7 +7,6 @@ through their optional ``inspect`` hook, which only looks.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +100,7 @@ def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) 
     policy = ws.policy
     if step.binary is not None:
         decision = policy.decide_binary(step.binary, resolved)
-        path = shutil.which(step.binary, path=ws.path) if decision.allowed else None
+        path = ws.which(step.binary) if decision.allowed else None
         return PlannedStep(
             step.index,
             step,

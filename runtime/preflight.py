@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -206,7 +205,7 @@ def check(req: Requirement, ctx: Context) -> Check:
 
 
 def _which(name: str, ctx: Context) -> str | None:
-    return shutil.which(name, path=ctx.ws.path)
+    return ctx.ws.which(name)
 
 
 def probe_version(path: str, ctx: Context) -> str | None:

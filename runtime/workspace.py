@@ -54,3 +54,16 @@ class Workspace:
     @property
     def path(self) -> str:
         return self.environ.get("PATH", "")
+
+    @cached_property
+    def _found(self) -> dict[str, str | None]:
+        return {}
+
+    def which(self, name: str) -> str | None:
+        """``name`` looked up on this workspace's PATH, once per command (a plan of many
+        steps of one binary resolves it once)."""
+        if name not in self._found:
+            import shutil
+
+            self._found[name] = shutil.which(name, path=self.path)
+        return self._found[name]

@@ -7,6 +7,10 @@ grammar reference uses it. strictyaml's schema validators are not used: they
 deep-copy the document for each node they locate (quadratic in size) and stop
 at the first error, so the closed grammar is checked on this tree by
 :mod:`runtime.grammar`, which reports every problem with its position.
+
+Documents written in the plain subset capabilities mostly use are composed
+by :mod:`runtime.yamlfast` into the identical tree (tested against this
+loader); anything outside that subset, and every error, is strictyaml's.
 """
 
 from __future__ import annotations

@@ -112,6 +112,8 @@ def _limit(name: str, where: Sequence[Path], default: int) -> int:
 
 
 def _too_long_component(path: str, name_max: int) -> str | None:
+    if len(path) * 4 <= name_max:  # no character encodes to more than 4 bytes
+        return None
     for part in path.split(os.sep):
         if len(os.fsencode(part)) > name_max:
             return part
@@ -167,6 +169,8 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
     path_max, name_max = _limits(real_roots)
     absolute = os.path.join(os.fspath(cwd), path)
     for candidate in (path, absolute):
+        if len(candidate) * 4 < path_max:  # no character encodes to more than 4 bytes
+            continue
         size = len(os.fsencode(candidate))
         if size >= path_max:
             raise _refuse(
@@ -200,7 +204,9 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
             f"(or changed while it was checked); the path must resolve under {where}",
             access,
         )
-    if len(os.fsencode(resolved)) >= path_max or _too_long_component(resolved, name_max):
+    if (len(resolved) * 4 >= path_max and len(os.fsencode(resolved)) >= path_max) or (
+        _too_long_component(resolved, name_max)
+    ):
         raise _refuse(
             f"refused: {path!r} resolves to a path over the system length limits "
             f"(paths must stay under {where})",
@@ -213,14 +219,14 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
 
 
 def _containing_root(resolved: str, roots: Sequence[Path]) -> Path | None:
+    """The deepest root that ``resolved`` is inside (both are normalised real paths)."""
     best: Path | None = None
+    best_length = -1
     for root in roots:
-        try:
-            common = os.path.commonpath([os.fspath(root), resolved])
-        except ValueError:
-            continue
-        if common == os.fspath(root) and (best is None or len(root.parts) > len(best.parts)):
-            best = root
+        text = os.fspath(root)
+        inside = resolved == text or resolved.startswith(text.rstrip(os.sep) + os.sep)
+        if inside and len(text) > best_length:
+            best, best_length = root, len(text)
     return best
 
 

@@ -184,9 +184,7 @@ class GitHubHTTP:
                 continue
             raise self._error(response, shown)
 
-    def _send_following(
-        self, method: str, url: str, params: Any, body: Any, shown: str
-    ) -> Reply:
+    def _send_following(self, method: str, url: str, params: Any, body: Any, shown: str) -> Reply:
         home = _origin(self.endpoints.api)
         graphql_home = _origin(self.endpoints.graphql)
         if params:
@@ -286,9 +284,7 @@ class GitHubHTTP:
                 return None
         return None
 
-    def _rate_limit_error(
-        self, response: Reply, shown: str, idempotent: bool
-    ) -> StepError:
+    def _rate_limit_error(self, response: Reply, shown: str, idempotent: bool) -> StepError:
         reset = response.headers.get("x-ratelimit-reset")
         retry_after = response.headers.get("retry-after")
         when = ""

@@ -158,13 +158,16 @@ def workspace() -> Any:
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
 
 
-def ensure_home(ws: Any) -> None:
-    """Cheap on every command: one small file read when Home is current."""
+def ensure_home(ws: Any, *, verify: bool = False) -> Any:
+    """Cheap on every command: one small file read when Home is current.
+
+    Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
+    """
     from runtime.errors import UsageError
     from runtime.home import refresh
 
     try:
-        refresh(ws.home)
+        return refresh(ws.home, verify=verify)
     except OSError as exc:
         raise UsageError(
             f"cannot prepare Runtime Home at {ws.home.root}: {exc.strerror or exc}",

@@ -35,10 +35,8 @@ def version_cmd() -> None:
 @bootstrap_app.command("bootstrap")
 def bootstrap_cmd() -> None:
     """Make Runtime Home match this version: copy specs, write the manifest, prune old files."""
-    from runtime.home import refresh
-
     ws = workspace()
-    report = refresh(ws.home, verify=True)
+    report = ensure_home(ws, verify=True)
     if json_mode():
         emit_json(
             {

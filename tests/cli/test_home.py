@@ -6,6 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from runtime import __version__
 from tests.conftest import REPO, write
 
@@ -74,10 +76,12 @@ def test_version_flag_and_command(cli) -> None:
     assert cli("--output", "json", "version").json() == {"ok": True, "version": __version__}
 
 
-def test_unwritable_home_is_a_clear_error(cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["capability", "list"], ["bootstrap"]])
+def test_unwritable_home_is_a_clear_error(cli, tmp_path: Path, command: list[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    result = cli("capability", "list", extra_env={"RUNTIME_HOME": str(blocker / "home")})
-    assert result.code == 2
+    result = cli(*command, extra_env={"RUNTIME_HOME": str(blocker / "home")})
+    assert result.code == 2, result.stderr
     assert "cannot prepare Runtime Home" in result.stderr
+    assert "internal error" not in result.stderr
     assert "Traceback" not in result.stderr

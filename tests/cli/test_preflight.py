@@ -349,3 +349,17 @@ def test_plan_includes_the_preflight(cli, work: Path) -> None:
     assert (
         runtime_check["readiness"] == "Unknown" and "not probed by plan" in runtime_check["reason"]
     )
+
+
+def test_a_folder_missing_for_many_steps_is_reported_briefly(cli, work: Path) -> None:
+    """Twelve writes into one missing folder: five listed, the rest counted, the fix said once."""
+    steps = "".join(
+        f"  - provider: files\n    args: [write, ./missing/f{i}.txt, x]\n" for i in range(12)
+    )
+    write(work / "many.md", capability("version: v1\nworkflow:\n" + steps))
+    result = cli("capability", "execute", "many.md")
+    assert result.code == 5, result.stderr
+    assert result.stderr.count("does not exist") == 5, result.stderr
+    assert "and 7 more (`runtime capability preflight` lists them all)" in result.stderr
+    assert result.stderr.count("files mkdir") == 1, result.stderr
+    assert not (work / "missing").exists()
