@@ -37,7 +37,15 @@ def new_run_id(clock: Callable[[], float] = time.time) -> str:
     return f"{stamp}-{secrets.token_hex(4)}"
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+_ENCODER = json.JSONEncoder(sort_keys=True)
+_LENIENT = json.JSONEncoder(sort_keys=True, default=str)  # ~5 us slower a record
+
+
+def _encode(value: Any) -> str:
+    try:
+        return _ENCODER.encode(value)
+    except TypeError:  # a value JSON cannot hold: recorded as its text
+        return _LENIENT.encode(value)
 
 
 def _append(fd: int, line: str) -> None:
@@ -75,9 +83,9 @@ class AuditLog:
         fields["time"] = datetime.fromtimestamp(self.clock(), UTC).isoformat(
             timespec="milliseconds"
         )
-        line = _ENCODER.encode(fields)
+        line = _encode(fields)
         if self.redactor.may_change_json(line):
-            line = _ENCODER.encode(self.redactor.data(fields))
+            line = _encode(self.redactor.data(fields))
         try:
             _append(self.fd, line)
         except OSError as exc:

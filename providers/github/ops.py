@@ -70,8 +70,23 @@ def endpoints_for(environ: Any, services: Any) -> ep.Endpoints:
     return ep.resolve(environ, host, name)
 
 
+def run_endpoints(environ: Any, services: Any) -> ep.Endpoints:
+    """The run's GitHub endpoints, resolved once (context, config, environment).
+
+    The plan shows the host and every step of the run then talks to that host,
+    even if the active context changes meanwhile.
+    """
+    cache = getattr(services, "cache", None)
+    if cache is None:
+        return endpoints_for(environ, services)
+    found: ep.Endpoints | None = cache.get("github-endpoints")
+    if found is None:
+        found = cache["github-endpoints"] = endpoints_for(environ, services)
+    return found
+
+
 def client(env: StepEnvironment) -> GitHubHTTP:
-    endpoints = endpoints_for(env.environ, env.services)
+    endpoints = run_endpoints(env.environ, env.services)
     key = f"github-http:{endpoints.api}"
     cache = env.services.cache
     if key not in cache:
@@ -388,7 +403,7 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     if operation.transport == "cli":
         from providers.github.gh import run_gh
 
-        endpoints = endpoints_for(env.environ, env.services)
+        endpoints = run_endpoints(env.environ, env.services)
         return run_gh(operation, call, env, endpoints)
     return HANDLERS[operation.name](call, env)
 
@@ -397,7 +412,7 @@ def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> In
     """Hosts, credential host and where implicit values come from. No network, no writes."""
     inspection = Inspection()
     try:
-        endpoints = endpoints_for(ws.environ, services)
+        endpoints = run_endpoints(ws.environ, services)
     except StepError as exc:
         from runtime.policy import Decision
 
