@@ -95,15 +95,15 @@ def execute_plan(
                 run.results.append(StepResult(planned, "not-run"))
                 continue
             try:
+                # what is about to run; the capability and its digest are in run.start, the
+                # decision and the outcome in the step's own record (a smaller record is cheaper)
                 audit.record(
                     "step.start",
-                    **base,
+                    run_id=run_id,
                     step=planned.index,
                     target=planned.label,
                     args=planned.args,
-                    transport=planned.transport,
                     effect=planned.effect,
-                    decision=planned.decision.to_json(),
                 )
             except AuditError as exc:
                 result = StepResult(
