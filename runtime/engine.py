@@ -88,6 +88,7 @@ def execute_plan(
     total = len(plan.steps)
     cap = plan.capability
     base = {"run_id": run_id, "capability": cap.path, "sha256": cap.sha256}
+    network = NetworkRule.from_requires(cap.requires.get("network"))
     stop: str | None = None
     try:
         for planned in plan.steps:
@@ -95,16 +96,10 @@ def execute_plan(
                 run.results.append(StepResult(planned, "not-run"))
                 continue
             try:
-                # what is about to run; the capability and its digest are in run.start, the
-                # decision and the outcome in the step's own record (a smaller record is cheaper)
-                audit.record(
-                    "step.start",
-                    run_id=run_id,
-                    step=planned.index,
-                    target=planned.label,
-                    args=planned.args,
-                    effect=planned.effect,
-                )
+                # which step is about to run: its arguments, decision and outcome are in the
+                # step's own record, the capability, its digest and inputs in run.start (the
+                # plan is a function of those), so a large argument is not recorded twice
+                audit.record("step.start", run_id=run_id, step=planned.index, target=planned.label)
             except AuditError as exc:
                 result = StepResult(
                     planned,
@@ -118,7 +113,7 @@ def execute_plan(
                 continue
             reporter.step_started(planned, total)
             result = _run_step(
-                NetworkRule.from_requires(cap.requires.get("network")),
+                network,
                 planned,
                 ws,
                 services,

@@ -75,7 +75,7 @@ class TextReporter:
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
         sys.stdout.write(self.line + " ...")
-        sys.stdout.flush()
+        sys.stdout.flush()  # a pipe (a CI log) sees which step is running, not only its end
         self.open_line = True
         self.streamed = False
         if self.live:
