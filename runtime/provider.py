@@ -171,8 +171,11 @@ class BoundCall:
 
 def match_operation(operations: Sequence[Operation], args: Sequence[str]) -> Operation | None:
     """The operation whose words are the longest prefix of ``args``."""
+    first = args[0] if args else None
     best: Operation | None = None
     for op in operations:
+        if op.words and op.words[0] != first:  # most operations differ in their first word
+            continue
         n = len(op.words)
         if tuple(args[:n]) == op.words and (best is None or n > len(best.words)):
             best = op

@@ -108,6 +108,8 @@ class GitHubHTTP:
         check_host: Callable[[str], None] | None = None,
     ) -> None:
         self.endpoints = endpoints
+        # where the token may go: the API's origin and the GraphQL endpoint's
+        self._homes = (_origin(endpoints.api), _origin(endpoints.graphql))
         self.check_host = check_host  # the capability's network rule, before every connection
         self._token = token
         self.sleep = sleep
@@ -185,8 +187,7 @@ class GitHubHTTP:
             raise self._error(response, shown)
 
     def _send_following(self, method: str, url: str, params: Any, body: Any, shown: str) -> Reply:
-        home = _origin(self.endpoints.api)
-        graphql_home = _origin(self.endpoints.graphql)
+        homes = self._homes
         if params:
             # merge, so that a query string already in the path is kept
             url = str(httpx.URL(url).copy_merge_params(params))
@@ -195,7 +196,7 @@ class GitHubHTTP:
             if self.check_host is not None:
                 self.check_host(urlsplit(url).hostname or "")
             headers = {}
-            if _origin(url) in (home, graphql_home):
+            if _origin(url) in homes:
                 headers["Authorization"] = f"Bearer {self._token}"
             try:
                 self.requests += 1
@@ -218,7 +219,7 @@ class GitHubHTTP:
             if not location:
                 return response
             target = urljoin(str(response.url), location)
-            if _origin(target) not in (home, graphql_home) and method not in IDEMPOTENT:
+            if _origin(target) not in homes and method not in IDEMPOTENT:
                 raise StepError(
                     f"{response.status_code} redirect of {shown} to another host ({urlsplit(target).hostname}) refused",
                     hint="a write is never sent to a host other than the one configured",
