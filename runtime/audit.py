@@ -51,19 +51,25 @@ def _encode(value: Any) -> str:
         return _LENIENT.encode(value)
 
 
-def _append(fd: int, line: str) -> None:
-    """Append one line to ``fd`` under an exclusive lock, on a line of its own."""
+def _append(fd: int, line: str, our_end: int) -> int:
+    """Append one line to ``fd`` under an exclusive lock, on a line of its own.
+
+    ``our_end`` is where this process's previous record ended (-1 if none): when
+    the file still ends there, its last byte is that record's newline. Returns
+    where this record ends.
+    """
     data = (line + "\n").encode("utf-8")
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         # a process killed in the middle of a record leaves a partial line: start on a
         # line of our own, so this record stays whole (the torn one is skipped on read)
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and size != our_end and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         written = 0
         while written < len(data):
             written += os.write(fd, data[written:])
+        return size + written
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
@@ -73,6 +79,7 @@ class AuditLog:
         self, path: Path, redactor: Redactor, clock: Callable[[], float] = time.time
     ) -> None:
         self.path = path
+        self._end = -1  # where this process's last record ended
         self.redactor = redactor
         self.clock = clock
         try:
@@ -88,7 +95,7 @@ class AuditLog:
         if self.redactor.may_change_json(line):
             line = _encode(self.redactor.data(record))
         try:
-            _append(self.fd, line)
+            self._end = _append(self.fd, line, self._end)
         except OSError as exc:
             raise AuditError(
                 f"cannot write to the audit log {self.path}: {exc.strerror or exc}"

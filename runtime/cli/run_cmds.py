@@ -41,6 +41,9 @@ class TextReporter:
         self.ended_with_newline = True
         # live progress (elapsed seconds on the open line) only on a terminal
         self.live = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        from runtime.cli.render import colour_enabled
+
+        self.colour = colour_enabled()  # asked once, not once per step
         self.lock = threading.Lock()
         self.ticker: Any = None
         self.line = ""
@@ -100,9 +103,11 @@ class TextReporter:
 
     def step_finished(self, result: Any, total: int) -> None:
         self._stop_ticker()
-        from runtime.cli.render import paint
+        status = result.status
+        if self.colour:
+            from runtime.cli.render import paint
 
-        status = paint(result.status, "green" if result.status == "ok" else "red")
+            status = paint(status, "green" if status == "ok" else "red")
         timing = f"{result.duration_ms:.0f} ms"
         if self.open_line:
             sys.stdout.write(f" {status} {timing}\n")
