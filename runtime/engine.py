@@ -97,8 +97,8 @@ def execute_plan(
                 continue
             try:
                 # which step is about to run: its arguments, decision and outcome are in the
-                # step's own record, the capability, its digest and inputs in run.start (the
-                # plan is a function of those), so a large argument is not recorded twice
+                # step's own record, the capability, its digest and the inputs in run.start
+                # (a large argument is not recorded twice)
                 audit.record("step.start", run_id=run_id, step=planned.index, target=planned.label)
             except AuditError as exc:
                 result = StepResult(

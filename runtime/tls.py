@@ -1,9 +1,17 @@
-"""Certificate verification for every HTTPS client runtime opens (GitHub, preflight checks)."""
+"""Certificate verification for every HTTPS client runtime opens (GitHub, preflight checks).
+
+:mod:`ssl` is imported when a context is made, not with this module: the offline
+preflight of every ``execute`` imports this module for its error class, and
+``ssl`` costs ~15 ms of start-up.
+"""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
 
 
 class CertificateSetupError(Exception):
@@ -12,6 +20,8 @@ class CertificateSetupError(Exception):
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """The system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (a private CA)."""
+    import ssl
+
     cafile = environ.get("SSL_CERT_FILE") or None
     capath = environ.get("SSL_CERT_DIR") or None
     if cafile or capath:
