@@ -19,7 +19,8 @@ from runtime.document import load_document
 ROOT = Path(__file__).resolve().parents[2]
 
 # Characters that matter to YAML's plain scalars, quotes and comments.
-TRICKY = " -?:,[]{}#&*!|>'\"%@`\\$./=+~\t\u00e9\u2603\u0085\x7f"
+# (U+2028/U+2029 are line breaks in YAML 1.1; U+FEFF is a byte order mark)
+TRICKY = " -?:,[]{}#&*!|>'\"%@`\\$./=+~\t\u00e9\u2603\u0085\x7f\u2028\u2029\ufeff\r"
 KEY = st.from_regex(r"[a-z0-9_][a-z0-9_.-]{0,5}", fullmatch=True)
 # mostly keys the fast path takes, sometimes one starting with '-' or '.'
 WORD = st.one_of(KEY, KEY, KEY, st.text("abcdefxyz012_-.", min_size=1, max_size=6))
