@@ -41,7 +41,10 @@ _NOT_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
 _FLOW_PLAIN = re.compile(r"(?:[^\s\-?:,\[\]{}#&*!|>'\"%@`]|-[^\s,\[\]{}#:])[^,\[\]{}#:]*")
 # Anything YAML does not allow unescaped, plus what this path leaves to strictyaml
 # (tabs, carriage returns, the byte order mark, backslashes are handled per value).
-_OUTSIDE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# U+2028 and U+2029 are line breaks to strictyaml's reader (YAML 1.1), not text.
+_OUTSIDE = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
 
 
 def compose(text: str) -> tuple[Node, list[DuplicateKey]] | None:

@@ -209,6 +209,8 @@ def test_plain_workflows_take_the_fast_path(steps: list[tuple[str, list[str]]]) 
         "---\na: b\n",  # a document marker
         "a: b: c\n",  # ': ' inside a plain value
         "- - a\n",  # a nested list on one line
+        "0: \u2028\n",  # a line separator (a line break to strictyaml's reader)
+        "a: x\u2029y\n",  # a paragraph separator, likewise
         "",  # an empty document
     ],
 )
