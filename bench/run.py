@@ -395,6 +395,44 @@ def _round_ratios(samples: dict[str, list[float]], measured: str, reference: str
     )
 
 
+def _marginal_samples(
+    n: int,
+    reps: int,
+    runtime_exec: Callable[[int], float],
+    reference: str,
+    reference_exec: Callable[[int], float],
+) -> dict[str, list[float]]:
+    """runtime and the reference at 1 and ``n`` steps, interleaved, each warmed up once."""
+    variants: dict[str, Callable[[], float]] = {
+        "runtime-1": functools.partial(runtime_exec, 1),
+        f"runtime-{n}": functools.partial(runtime_exec, n),
+        f"{reference}-1": functools.partial(reference_exec, 1),
+        f"{reference}-{n}": functools.partial(reference_exec, n),
+    }
+    return interleave(variants, reps, warmup=["runtime-1", f"{reference}-1"])
+
+
+def _marginal_figure(
+    fig: Figure,
+    samples: dict[str, list[float]],
+    reference: str,
+    n: int,
+    limit: float,
+    what: str,
+) -> Figure:
+    """The ratio of marginal costs per step, with what was measured and the per-round spread."""
+    ratio_figure(
+        fig,
+        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
+        _marginal(samples, f"{reference}-{n}", f"{reference}-1", n - 1),
+        limit,
+    )
+    fig.notes.append(what)
+    fig.notes.append(_round_ratios(samples, "runtime", reference, n))
+    fig.details = {"samples_s": samples}
+    return fig
+
+
 def fig_execute_files(ws: Workspace, cfg: Config) -> list[Figure]:
     folder = ws.folder("exec-caps")
     n = cfg.exec_steps
@@ -426,23 +464,10 @@ def fig_execute_files(ws: Workspace, cfg: Config) -> list[Figure]:
         shutil.rmtree(work, ignore_errors=True)
         return elapsed
 
-    variants: dict[str, Callable[[], float]] = {
-        "runtime-1": functools.partial(runtime_exec, 1),
-        f"runtime-{n}": functools.partial(runtime_exec, n),
-        "python-1": functools.partial(python_loop, 1),
-        f"python-{n}": functools.partial(python_loop, n),
-    }
-    samples = interleave(variants, cfg.exec_reps, warmup=["runtime-1", "python-1"])
-    fig = ratio_figure(
-        new_figure("5"),
-        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
-        _marginal(samples, f"python-{n}", "python-1", n - 1),
-        1.5,
-    )
-    fig.notes.append(f"{n} vs 1 steps / iterations")
-    fig.notes.append(_round_ratios(samples, "runtime", "python", n))
-    fig.details = {"samples_s": samples}
-    return [fig]
+    samples = _marginal_samples(n, cfg.exec_reps, runtime_exec, "python", python_loop)
+    return [
+        _marginal_figure(new_figure("5"), samples, "python", n, 1.5, f"{n} vs 1 steps / iterations")
+    ]
 
 
 def fig_execute_binary(ws: Workspace, cfg: Config) -> list[Figure]:
@@ -463,23 +488,10 @@ def fig_execute_binary(ws: Workspace, cfg: Config) -> list[Figure]:
             [PYTHON, "-c", TRUE_LOOP, str(steps)], env=ws.env_with_home(), cwd=ws.folder("loop")
         )
 
-    variants: dict[str, Callable[[], float]] = {
-        "runtime-1": functools.partial(runtime_exec, 1),
-        f"runtime-{n}": functools.partial(runtime_exec, n),
-        "python-1": functools.partial(python_loop, 1),
-        f"python-{n}": functools.partial(python_loop, n),
-    }
-    samples = interleave(variants, cfg.binary_reps, warmup=["runtime-1", "python-1"])
-    fig = ratio_figure(
-        new_figure("6"),
-        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
-        _marginal(samples, f"python-{n}", "python-1", n - 1),
-        1.3,
-    )
-    fig.notes.append(f"{n} vs 1 steps / iterations")
-    fig.notes.append(_round_ratios(samples, "runtime", "python", n))
-    fig.details = {"samples_s": samples}
-    return [fig]
+    samples = _marginal_samples(n, cfg.binary_reps, runtime_exec, "python", python_loop)
+    return [
+        _marginal_figure(new_figure("6"), samples, "python", n, 1.3, f"{n} vs 1 steps / iterations")
+    ]
 
 
 # ----------------------------------------------------------------------------- 7
@@ -623,13 +635,7 @@ def _per_request(
                 cwd=cwd,
             )
 
-        variants: dict[str, Callable[[], float]] = {
-            "runtime-1": functools.partial(runtime_exec, 1),
-            f"runtime-{n}": functools.partial(runtime_exec, n),
-            "httpx-1": functools.partial(httpx_loop, 1),
-            f"httpx-{n}": functools.partial(httpx_loop, n),
-        }
-        samples = interleave(variants, cfg.http_reps, warmup=["runtime-1", "httpx-1"])
+        samples = _marginal_samples(n, cfg.http_reps, runtime_exec, "httpx", httpx_loop)
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -638,18 +644,16 @@ def _per_request(
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    ratio_figure(
+    _marginal_figure(
         fig,
-        _marginal(samples, f"runtime-{n}", "runtime-1", n - 1),
-        _marginal(samples, f"httpx-{n}", "httpx-1", n - 1),
+        samples,
+        "httpx",
+        n,
         1.3,
-    )
-    fig.notes.append(
         f"{n} vs 1 steps / requests of GET {path.split('?')[0]}, "
-        "against a GitHub double in a process of its own"
+        "against a GitHub double in a process of its own",
     )
-    fig.notes.append(_round_ratios(samples, "runtime", "httpx", n))
-    fig.details = {"samples_s": samples, "reference_headers": sorted(headers)}
+    fig.details["reference_headers"] = sorted(headers)
     return fig
 
 
