@@ -396,6 +396,22 @@ class _Scanner:
         return count
 
     def scan_line(self, text: str) -> None:
+        fence = self.fence
+        if fence is not None and not self.containers and "\t" not in text:
+            # Most lines of a capability are content of a top-level fenced block: without
+            # tabs and containers, a line that cannot close the fence is content with up
+            # to the fence's indentation removed (what scan_line_in_full does with it).
+            stripped = text.lstrip(" ")
+            indent = len(text) - len(stripped)
+            if indent >= _CODE_INDENT or not stripped.startswith(fence.char):
+                self.line_number += 1
+                cut = min(indent, fence.indent)
+                fence.parts.append(text[cut:] + "\n")
+                fence.offsets.append(cut)
+                return
+        self.scan_line_in_full(text)
+
+    def scan_line_in_full(self, text: str) -> None:
         self.line_number += 1
         cursor = _Cursor(text)
         matched = self.match_containers(cursor)

@@ -3,7 +3,7 @@
 :func:`run_process` starts ``argv`` (``argv[0]`` an absolute path) in a session
 and process group of its own, with exactly the environment it is given and
 stdin connected to ``/dev/null``. Both pipes are read in the calling thread
-with a selector, so a ``KeyboardInterrupt`` (or any other exception raised by
+with poll(2), so a ``KeyboardInterrupt`` (or any other exception raised by
 a signal handler) arrives while we wait and is handled here.
 
 Memory stays bounded whatever the program prints: per stream only a head and
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import math
 import os
-import selectors
+import select
 import signal
 import subprocess
 import sys
@@ -44,6 +45,8 @@ POLL_INTERVAL = 0.05
 MAX_PENDING_CHARS = CHUNK_SIZE
 # How much of such a line stays held back (longer than any secret redacted).
 HOLD_BACK_CHARS = 4096
+
+_UTF8_DECODER = codecs.getincrementaldecoder("utf-8")
 
 
 class ProcessStartError(Exception):
@@ -122,7 +125,7 @@ class _Stream:
         self.open = True
         self._on_output = on_output
         self._redact = redact
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = _UTF8_DECODER(errors="replace")
         self._pending = ""
 
     def feed(self, data: bytes) -> None:
@@ -173,6 +176,8 @@ class _Stream:
     def text(self) -> str:
         """The kept output: all of it, or head + marker + tail (both redacted)."""
         if not self.truncated:
+            if not self.total:
+                return ""
             return self._redact(bytes(self.head + self.tail).decode("utf-8", errors="replace"))
         head = bytes(self.head[: _complete_head(self.head)])
         tail = bytes(self.tail[_complete_tail(self.tail) :])
@@ -230,9 +235,10 @@ class _Runner:
     ) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the child leads its own group
-        # poll(2), not epoll: three descriptors, one wait per wake-up, and no epoll
-        # descriptor to create, fill and close per step (~8 system calls; bench/ figure 6)
-        self.selector = selectors.PollSelector()
+        # poll(2) itself, not an epoll set or the selectors module: three descriptors, one
+        # wait per wake-up, and none of the per-step bookkeeping objects (bench/, figure 6)
+        self._poll = select.poll()
+        self._watched: dict[int, _Stream | None] = {}  # fd -> its stream (None: the pidfd)
         self.streams: list[_Stream] = []
         for name, fd in zip(("stdout", "stderr"), pipes, strict=True):
             stream = _Stream(
@@ -244,23 +250,30 @@ class _Runner:
                 redact=redact,
             )
             self.streams.append(stream)
-            self.selector.register(fd, selectors.EVENT_READ, stream)
-        # A pidfd lets the selector wake up when the program exits (Linux >= 5.3).
+            self._watch(fd, stream)
+        # A pidfd makes the wait end when the program exits (Linux >= 5.3).
         self.pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is not None:
             with contextlib.suppress(OSError):
-                pidfd: int = pidfd_open(proc.pid)
-                try:
-                    self.selector.register(pidfd, selectors.EVENT_READ, None)
-                except (OSError, ValueError):
-                    os.close(pidfd)
-                else:
-                    self.pidfd = pidfd
+                self.pidfd = pidfd_open(proc.pid)
+                self._watch(self.pidfd, None)
+
+    def _watch(self, fd: int, stream: _Stream | None) -> None:
+        self._poll.register(fd, select.POLLIN)
+        self._watched[fd] = stream
+
+    def _unwatch(self, fd: int) -> None:
+        if self._watched.pop(fd, False) is not False:
+            self._poll.unregister(fd)
 
     # -- waiting and reading ------------------------------------------------
 
     def exited(self) -> bool:
+        if self.proc.returncode is not None:
+            return True
+        if self.pidfd is not None:
+            return False  # the pidfd becomes readable when it exits: no need to ask
         return self.proc.poll() is not None
 
     def streams_open(self) -> bool:
@@ -269,15 +282,20 @@ class _Runner:
     def pump(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for output or the program's exit; take what came."""
         if self.pidfd is None and self.proc.returncode is None:
+            if not self._watched:
+                # both pipes are closed and only the exit is missing: wait for it, rather
+                # than sleep a whole interval in poll(2) with nothing to watch
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(max(timeout, 0.0))
+                return
             timeout = min(timeout, POLL_INTERVAL)
-        for key, _ in self.selector.select(max(timeout, 0.0)):
-            stream = key.data
+        for fd, _ in self._poll.poll(math.ceil(timeout * 1000) if timeout > 0 else 0):
+            stream = self._watched.get(fd)
             if stream is None:  # the pidfd: the program exited
                 self._close_pidfd()
                 self.proc.poll()
                 continue
-            assert isinstance(stream, _Stream)
-            data = os.read(key.fd, CHUNK_SIZE)
+            data = os.read(fd, CHUNK_SIZE)
             if data:
                 stream.feed(data)
             else:
@@ -288,14 +306,12 @@ class _Runner:
         if not stream.open:
             return
         stream.open = False
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(stream.fd)
+        self._unwatch(stream.fd)
         os.close(stream.fd)
 
     def _close_pidfd(self) -> None:
         if self.pidfd is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(self.pidfd)
+            self._unwatch(self.pidfd)
             os.close(self.pidfd)
             self.pidfd = None
 
@@ -375,7 +391,6 @@ class _Runner:
         for stream in self.streams:
             self._close_stream(stream)
         self._close_pidfd()
-        self.selector.close()
 
 
 def _start_error(argv0: str, cwd: Path, exc: OSError) -> ProcessStartError:

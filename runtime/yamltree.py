@@ -22,7 +22,7 @@ from typing import Any, Literal
 NodeKind = Literal["map", "seq", "scalar"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     kind: NodeKind
     line: int  # 0-based line in the parsed text

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
-from runtime.audit import AuditLog, read_records
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime.audit import AuditLog, _Stamps, read_records
 from runtime.redact import REDACTED, Redactor
 
 
@@ -36,3 +40,35 @@ def test_records_keep_event_and_time_first_and_redact_registered_secrets(tmp_pat
     assert line.startswith('{"event": "step", "time": "1970-01-01T00:00:00.000+00:00", ')
     assert "s3cr3t-token-value" not in line
     assert json.loads(line)["args"] == ["--token", REDACTED]
+
+
+_SHARED_STAMPS = _Stamps()  # shared across examples, so its per-second cache is exercised
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.floats(min_value=-1e10, max_value=1e11, allow_nan=False),
+        # near whole seconds and half milliseconds, where rounding decides
+        st.integers(-(10**9), 10**10).flatmap(
+            lambda s: st.sampled_from([s, s + 0.0005, s + 0.9995, s + 0.9999995, s - 1e-7])
+        ),
+    )
+)
+def test_stamps_are_what_datetime_isoformat_gives(t: float) -> None:
+    expected = datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
+    assert _SHARED_STAMPS(t) == expected
+    assert _Stamps()(t) == expected
+
+
+def test_record_time_comes_from_the_clock(tmp_path: Path) -> None:
+    times = iter([1764478000.25, 1764478000.9996, 1764478061.0])
+    log = AuditLog(tmp_path / "audit.jsonl", Redactor(), clock=lambda: next(times))
+    for event in ("a", "b", "c"):
+        log.record(event)
+    log.close()
+    assert [r["time"] for r in read_records(tmp_path / "audit.jsonl")] == [
+        "2025-11-30T04:46:40.250+00:00",
+        "2025-11-30T04:46:40.999+00:00",
+        "2025-11-30T04:47:41.000+00:00",
+    ]

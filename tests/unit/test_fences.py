@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Make the repository root importable however pytest is started (ruff's E402
 # allows imports after a sys.path change).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from runtime import fences
 from runtime.fences import FencedBlock, find_fenced_blocks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -303,3 +306,47 @@ def test_tabs_in_indentation() -> None:
 def test_no_blocks() -> None:
     assert find_fenced_blocks("") == []
     assert find_fenced_blocks("just text\n``not a fence``\n") == []
+
+
+# -- the fast path for content lines ------------------------------------------------
+
+_INDENTS = ["", " ", "  ", "   ", "    ", "     ", "\t", " \t"]
+_MARKERS = ["", "```", "````", "~~~", "``", "`", "~", "> ", "- ", "1. ", "#", "<div>"]
+_TEXTS = ["", "runtime", " a: b", "x ```", "`", "~", "\u00e9 \t y"]
+_FENCE_LINES = [i + f + t for i in _INDENTS for f in ("```", "````", "~~~") for t in ("", " ", "x")]
+_LINES = st.one_of(
+    st.tuples(*(st.sampled_from(p) for p in (_INDENTS, _MARKERS, _INDENTS, _MARKERS, _TEXTS))).map(
+        "".join
+    ),
+    st.sampled_from(_FENCE_LINES),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LINES, min_size=1, max_size=14), st.sampled_from(["\n", "\r\n"]))
+def test_content_line_fast_path_agrees_with_the_full_scan(lines: list[str], eol: str) -> None:
+    # every document is scanned twice: as shipped (content lines of a top-level fence
+    # take the fast path) and with every line going through the full scan
+    text = eol.join(lines)
+    fast = find_fenced_blocks(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fences._Scanner, "scan_line", fences._Scanner.scan_line_in_full)
+        full = find_fenced_blocks(text)
+    assert fast == full
+
+
+def test_content_line_fast_path_is_taken_for_a_plain_fence() -> None:
+    calls: list[str] = []
+    original = fences._Scanner.scan_line_in_full
+
+    def counting(self: Any, text: str) -> None:
+        calls.append(text)
+        original(self, text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fences._Scanner, "scan_line_in_full", counting)
+        blocks = find_fenced_blocks("# t\n\n  ```runtime\n  a: b\n     c\n\n  ~~~\n  ```\n")
+    assert [b.content for b in blocks] == ["a: b\n   c\n\n~~~\n"]
+    # the heading, the blank line, the opening and the closing fence: the four content
+    # lines (one of them starting with another fence character) took the fast path
+    assert calls == ["# t", "", "  ```runtime", "  ```"]

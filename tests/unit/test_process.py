@@ -582,3 +582,17 @@ def test_without_pidfd_exit_is_noticed_by_polling(monkeypatch: pytest.MonkeyPatc
     result = sh("echo $$; sleep 30 & sleep 30", timeout=0.5)
     assert result.timed_out
     assert_group_gone(int(result.stdout.split()[0]))
+
+
+def test_without_pidfd_a_closed_pipe_pair_does_not_wait_a_poll_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # once both pipes are at EOF only the exit is awaited: waitpid, not an empty poll(2)
+    # that sleeps POLL_INTERVAL (made huge here, so sleeping it would be unmistakable)
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    monkeypatch.setattr(process_module, "POLL_INTERVAL", 120.0)
+    start = time.monotonic()
+    for _ in range(3):
+        result = sh("exec >&- 2>&-; sleep 0.2; exit 3", timeout=60)
+        assert result.exit_code == 3
+    assert time.monotonic() - start < 30
