@@ -96,7 +96,8 @@ def build_plan(cap: Capability, inputs: dict[str, str], ws: Workspace, services:
 
 
 def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) -> PlannedStep:
-    resolved = [substitute(a, inputs) for a in step.arg_texts]
+    texts = step.arg_texts
+    resolved = [substitute(a, inputs) for a in texts]
     policy = ws.policy
     if step.binary is not None:
         decision = policy.decide_binary(step.binary, resolved)
@@ -121,7 +122,7 @@ def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) 
             Decision(False, "registry", "provider not registered"),
             provider=step.provider,
         )
-    operation = match_operation(provider.operations, step.arg_texts)
+    operation = match_operation(provider.operations, texts)
     if operation is None:
         return PlannedStep(
             step.index,
@@ -131,7 +132,7 @@ def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) 
             provider=provider.name,
         )
     n = len(operation.words)
-    binding, _ = bind(operation, step.arg_texts[n:])
+    binding, _ = bind(operation, texts[n:])
     call = resolve_call(binding, resolved[n:])
     decision = policy.decide_operation(provider.name, resolved)
     inspection = Inspection()

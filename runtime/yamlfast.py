@@ -39,6 +39,8 @@ _NOT_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
 # A plain item inside a flow list: no flow indicators, ':' or '#' at all; a
 # leading '-' only before another character of the item (``-C``, ``--short``).
 _FLOW_PLAIN = re.compile(r"(?:[^\s\-?:,\[\]{}#&*!|>'\"%@`]|-[^\s,\[\]{}#:])[^,\[\]{}#:]*")
+# What keeps a flow list off the split-at-commas path: quotes, nested collections.
+_FLOW_NOT_SIMPLE = re.compile(r"['\"\[{}]")
 # Anything YAML does not allow unescaped, plus what this path leaves to strictyaml
 # (tabs, carriage returns, the byte order mark, backslashes are handled per value).
 # U+2028 and U+2029 are line breaks to strictyaml's reader (YAML 1.1), not text.
@@ -189,6 +191,23 @@ class _Composer:
         """A flow list written on one line: ``[a, "b c", 'd']``; returns it and its end."""
         self._count(depth)
         node = Node("seq", number, column)
+        close = text.find("]")
+        if close > 0 and not _FLOW_NOT_SIMPLE.search(text, 1, close):
+            # plain items only (most args lists): split at the commas; each item must be
+            # what the item-by-item reading below would take, or the document is declined
+            inner = text[1:close]
+            if not inner.strip(" "):
+                return node, close + 1
+            start = 1
+            for piece in inner.split(","):
+                value = piece.strip(" ")
+                if not value or not _FLOW_PLAIN.fullmatch(value):
+                    raise _Decline  # a trailing comma, or an item YAML reads otherwise
+                self._count(depth + 1)
+                offset = start + len(piece) - len(piece.lstrip(" "))
+                node.items.append(Node("scalar", number, column + offset, text=value))
+                start += len(piece) + 1
+            return node, close + 1
         position = _skip(text, 1)
         if position < len(text) and text[position] == "]":
             return node, position + 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import urlsplit
 
 from runtime.auth import host_of_api_url
@@ -33,12 +34,17 @@ class Endpoints:
 
     @property
     def network_hosts(self) -> list[str]:
-        hosts = []
+        return list(self._network_hosts)
+
+    @cached_property
+    def _network_hosts(self) -> tuple[str, ...]:
+        # once per run: every step's plan asks (the endpoints are shared by the run)
+        hosts: list[str] = []
         for url in (self.api, self.graphql):
             name = urlsplit(url).hostname
             if name and name not in hosts:
                 hosts.append(name)
-        return hosts
+        return tuple(hosts)
 
 
 def is_loopback(hostname: str | None) -> bool:

@@ -177,6 +177,19 @@ def test_mutated_documents_compose_as_strictyaml_does_or_are_declined(text: str)
     check(text)
 
 
+# One flow list, its items made of YAML's indicators and plain characters: the
+# split-at-commas reading of plain lists must take exactly what strictyaml takes.
+FLOW_ITEM = st.one_of(ARG, st.text("ab-?:#&*!|>%@`~ ", max_size=4), st.sampled_from(["", " "]))
+
+
+@SETTINGS
+@given(st.lists(FLOW_ITEM, max_size=4), st.sampled_from([",", ", ", " ,", " , "]))
+@example(["a #b"], ",")
+@example(["?x", "a: b"], ",")
+def test_flow_lists_of_indicators_compose_as_strictyaml_does(items: list[str], sep: str) -> None:
+    check("args: [" + sep.join(items) + "]\nnext: x\n")
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
