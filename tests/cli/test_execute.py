@@ -549,3 +549,33 @@ def test_no_traceback_on_internal_error(cli_proc, work: Path) -> None:
     assert result.code == 2
     assert "Traceback" not in result.stderr
     assert sys.executable  # the CLI ran in its own process
+
+
+def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(
+    cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import runtime.engine
+
+    during: list[int] = []
+    run_step = runtime.engine._run_step
+
+    def counting(*args: object, **kwargs: object) -> object:
+        during.append(gc.get_freeze_count())
+        return run_step(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime.engine, "_run_step", counting)
+    before = gc.get_freeze_count()
+    result = cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "notes-roundtrip.md"),
+        "--input",
+        "folder=notes",
+        "--input",
+        "note=x",
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert len(during) == 4 and all(count > before for count in during)
+    assert gc.get_freeze_count() == before
