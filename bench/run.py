@@ -79,11 +79,11 @@ FULL = Config(
     # marginal costs are differences of whole-process times: many repetitions
     # keep their medians steady on a noisy (virtual) disk and 2 cores
     exec_steps=501,
-    exec_reps=11,
+    exec_reps=15,
     binary_steps=201,
-    binary_reps=11,
+    binary_reps=15,
     http_steps=201,
-    http_reps=9,
+    http_reps=13,
     memory_bytes=GIB,
     memory_timeout=900,
 )

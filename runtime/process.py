@@ -330,6 +330,8 @@ class _Runner:
                     break  # descendants hold the pipes: they are terminated below
                 self.pump(eof_deadline - now)
             elif now >= deadline:
+                if self.proc.poll() is not None:
+                    continue  # it exited as time ran out, before its pidfd was read
                 self.terminate(drain=True)
                 return True
             else:

@@ -596,3 +596,27 @@ def test_without_pidfd_a_closed_pipe_pair_does_not_wait_a_poll_interval(
         result = sh("exec >&- 2>&-; sleep 0.2; exit 3", timeout=60)
         assert result.exit_code == 3
     assert time.monotonic() - start < 30
+
+
+def test_a_program_that_exited_as_time_ran_out_is_not_reported_as_timed_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first wait returns only once the program has exited and the deadline has
+    # passed, without reading its pidfd: the exit must still win over the timeout.
+    pump = process_module._Runner.pump
+    calls: list[float] = []
+
+    def late_pump(self: Any, timeout: float) -> None:
+        if not calls:
+            calls.append(timeout)
+            os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+            time.sleep(timeout + 0.05)
+            return
+        pump(self, timeout)
+
+    monkeypatch.setattr(process_module._Runner, "pump", late_pump)
+    result = sh("echo done; exit 3", timeout=0.3)
+    assert calls, "the patched wait was not used"
+    assert not result.timed_out
+    assert result.exit_code == 3
+    assert result.stdout == "done\n"
