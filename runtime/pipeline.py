@@ -65,7 +65,7 @@ def prepare(
         if SECRET_NAME.search(key):
             redactor.add(value)
     services = Services(ws, redactor)
-    plan = build_plan(cap, inputs, ws, services)
+    plan = build_plan(cap, inputs, ws, services, result.resolved)
     warnings = [p for p in result.problems if not p.is_error]
     return Prepared(target, cap, inputs, plan, services, redactor, warnings)
 

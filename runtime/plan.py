@@ -7,12 +7,13 @@ through their optional ``inspect`` hook, which only looks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.model import Capability, Step
 from runtime.policy import Decision
-from runtime.provider import BoundCall, Operation, bind, match_operation, resolve_call
+from runtime.provider import Binding, BoundCall, Operation, bind, match_operation, resolve_call
 from runtime.redact import Redactor
 from runtime.substitute import substitute
 from runtime.workspace import Workspace
@@ -90,12 +91,26 @@ class Plan:
         ]
 
 
-def build_plan(cap: Capability, inputs: dict[str, str], ws: Workspace, services: Any) -> Plan:
-    steps = [plan_step(step, inputs, ws, services) for step in cap.steps]
+def build_plan(
+    cap: Capability,
+    inputs: dict[str, str],
+    ws: Workspace,
+    services: Any,
+    resolved: Mapping[int, tuple[Operation, Binding]] | None = None,
+) -> Plan:
+    """The plan of every step; ``resolved`` is what validation matched and bound (if given)."""
+    found = resolved or {}
+    steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
     return Plan(cap, dict(inputs), steps)
 
 
-def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) -> PlannedStep:
+def plan_step(
+    step: Step,
+    inputs: dict[str, str],
+    ws: Workspace,
+    services: Any,
+    bound: tuple[Operation, Binding] | None = None,
+) -> PlannedStep:
     texts = step.arg_texts
     resolved = [substitute(a, inputs) for a in texts]
     policy = ws.policy
@@ -122,17 +137,21 @@ def plan_step(step: Step, inputs: dict[str, str], ws: Workspace, services: Any) 
             Decision(False, "registry", "provider not registered"),
             provider=step.provider,
         )
-    operation = match_operation(provider.operations, texts)
-    if operation is None:
-        return PlannedStep(
-            step.index,
-            step,
-            resolved,
-            Decision(False, "registry", "no such operation"),
-            provider=provider.name,
-        )
+    if bound is not None:
+        operation, binding = bound
+    else:
+        found = match_operation(provider.operations, texts)
+        if found is None:
+            return PlannedStep(
+                step.index,
+                step,
+                resolved,
+                Decision(False, "registry", "no such operation"),
+                provider=provider.name,
+            )
+        operation = found
+        binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)
-    binding, _ = bind(operation, texts[n:])
     call = resolve_call(binding, resolved[n:])
     decision = policy.decide_operation(provider.name, resolved)
     inspection = Inspection()

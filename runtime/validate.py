@@ -16,8 +16,11 @@ from runtime.grammar import check_capability, references
 from runtime.model import Capability, Step
 from runtime.policy import NEVER_BINARIES, Policy
 from runtime.problems import Problem, has_errors, sorted_problems
-from runtime.provider import bind, match_operation
+from runtime.provider import Binding, Operation, bind, match_operation
 from runtime.registry import Registry
+
+# step index -> the operation a provider step names and how its args bind to it
+Resolved = dict[int, tuple[Operation, Binding]]
 
 
 @dataclass
@@ -25,6 +28,9 @@ class Validation:
     path: str
     capability: Capability
     problems: list[Problem] = field(default_factory=list)
+    # what validation found for each provider step that binds cleanly: the plan takes
+    # it as found instead of matching and binding the same args a second time
+    resolved: Resolved = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -40,14 +46,18 @@ class Validation:
 def validate_file(path: Path, display: str, registry: Registry, policy: Policy) -> Validation:
     doc = load_document(path, display)
     cap, problems = check_capability(doc)
-    problems.extend(check_steps(cap, registry, policy))
-    return Validation(display, cap, sorted_problems(problems))
+    resolved: Resolved = {}
+    problems.extend(check_steps(cap, registry, policy, resolved))
+    return Validation(display, cap, sorted_problems(problems), resolved)
 
 
-def check_steps(cap: Capability, registry: Registry, policy: Policy) -> list[Problem]:
+def check_steps(
+    cap: Capability, registry: Registry, policy: Policy, resolved: Resolved | None = None
+) -> list[Problem]:
+    """The steps' problems; ``resolved`` (when given) receives each provider step that binds."""
     out: list[Problem] = []
     for step in cap.steps:
-        out.extend(_check_step(cap, step, registry, policy))
+        out.extend(_check_step(cap, step, registry, policy, resolved))
         for arg in step.args:
             for ref in references(arg.text):
                 if ref.group(1) not in cap.inputs:
@@ -82,7 +92,9 @@ def check_steps(cap: Capability, registry: Registry, policy: Policy) -> list[Pro
     return out
 
 
-def _check_step(cap: Capability, step: Step, registry: Registry, policy: Policy) -> list[Problem]:
+def _check_step(
+    cap: Capability, step: Step, registry: Registry, policy: Policy, resolved: Resolved | None
+) -> list[Problem]:
     def problem(line: int, col: int, code: str, message: str, hint: str | None = None) -> Problem:
         return Problem(cap.path, line, col, "error", code, message, hint)
 
@@ -149,7 +161,9 @@ def _check_step(cap: Capability, step: Step, registry: Registry, policy: Policy)
             )
         ]
     offset = len(operation.words)
-    _, binding_problems = bind(operation, texts[offset:])
+    binding, binding_problems = bind(operation, texts[offset:])
+    if resolved is not None and not binding_problems:
+        resolved[step.index] = (operation, binding)
     out: list[Problem] = []
     for bp in binding_problems:
         if bp.arg_index >= 0:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -92,9 +93,20 @@ class Reply:
             return self.content.decode("utf-8", errors="replace")
 
 
+@lru_cache(maxsize=256)  # a run asks for the same few URLs at every request
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+@lru_cache(maxsize=1024)  # steps of a run often repeat a route
+def _dot_segment(path: str) -> str | None:
+    """The first segment of the route in ``path`` that reads as '.' or '..', if any."""
+    route = path.split("?", 1)[0]
+    for segment in route.split("/")[1:] if route.startswith("/") else route.split("/"):
+        if unquote(segment) in (".", ".."):
+            return segment
+    return None
 
 
 class GitHubHTTP:
@@ -139,15 +151,14 @@ class GitHubHTTP:
     def url_for(self, path: str) -> str:
         if path.startswith(("https://", "http://")):
             return path
-        route = path.split("?", 1)[0]
-        for segment in route.split("/")[1:] if route.startswith("/") else route.split("/"):
-            if unquote(segment) in (".", ".."):
-                # an input value must never move a call to another route: ".." would be
-                # normalised away on the wire (repo view ../user is GET /user)
-                raise StepError(
-                    f"'{segment}' is not allowed as a part of a route ({path})",
-                    hint="check the owner, repository, organization and path arguments",
-                )
+        segment = _dot_segment(path)
+        if segment is not None:
+            # an input value must never move a call to another route: ".." would be
+            # normalised away on the wire (repo view ../user is GET /user)
+            raise StepError(
+                f"'{segment}' is not allowed as a part of a route ({path})",
+                hint="check the owner, repository, organization and path arguments",
+            )
         return self.endpoints.api + "/" + path.lstrip("/")
 
     def request(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -579,3 +580,33 @@ def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(
     assert result.code == 0, result.stdout + result.stderr
     assert len(during) == 4 and all(count > before for count in during)
     assert gc.get_freeze_count() == before
+
+
+def test_each_provider_step_is_matched_and_bound_once_per_run(
+    cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # validation matches and binds every provider step; the plan takes what it found
+    import runtime.plan
+    import runtime.validate
+
+    calls: list[str] = []
+    for module in (runtime.validate, runtime.plan):
+        for name in ("match_operation", "bind"):
+            original = getattr(module, name)
+
+            def counting(*args: object, _name: str = name, _original: Any = original) -> object:
+                calls.append(_name)
+                return _original(*args)
+
+            monkeypatch.setattr(module, name, counting)
+    result = cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "notes-roundtrip.md"),
+        "--input",
+        "folder=notes",
+        "--input",
+        "note=x",
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert sorted(calls) == ["bind"] * 4 + ["match_operation"] * 4
