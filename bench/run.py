@@ -81,9 +81,9 @@ FULL = Config(
     exec_steps=501,
     exec_reps=15,
     binary_steps=201,
-    binary_reps=15,
+    binary_reps=21,
     http_steps=201,
-    http_reps=13,
+    http_reps=17,
     memory_bytes=GIB,
     memory_timeout=900,
 )
