@@ -109,26 +109,27 @@ class TextReporter:
 
             status = paint(status, "green" if status == "ok" else "red")
         timing = f"{result.duration_ms:.0f} ms"
+        # the step's lines go out in one write: with PYTHONUNBUFFERED (set in many container
+        # images) every write is a system call, about a dozen for a GitHub step's summary
+        parts: list[str] = []
         if self.open_line:
-            sys.stdout.write(f" {status} {timing}\n")
+            parts.append(f" {status} {timing}\n")
         else:
             if self.streamed and not self.ended_with_newline:
-                sys.stdout.write("\n")
-            sys.stdout.write(f"[{result.planned.index}/{total}] {status} {timing}\n")
+                parts.append("\n")
+            parts.append(f"[{result.planned.index}/{total}] {status} {timing}\n")
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
             text = self.redactor.text(outcome.output)
-            for line in text.splitlines():
-                sys.stdout.write(f"    {line}\n")
+            parts.extend(f"    {line}\n" for line in text.splitlines())
         if outcome is not None and outcome.truncated:
-            sys.stdout.write(
-                f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n"
-            )
+            parts.append(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
         if result.error:
-            sys.stdout.write(f"    error: {self.redactor.text(result.error)}\n")
+            parts.append(f"    error: {self.redactor.text(result.error)}\n")
         if result.hint:
-            sys.stdout.write(f"    hint: {self.redactor.text(result.hint)}\n")
+            parts.append(f"    hint: {self.redactor.text(result.hint)}\n")
+        sys.stdout.write("".join(parts))
         sys.stdout.flush()
 
 

@@ -610,3 +610,46 @@ def test_each_provider_step_is_matched_and_bound_once_per_run(
     )
     assert result.code == 0, result.stdout + result.stderr
     assert sorted(calls) == ["bind"] * 4 + ["match_operation"] * 4
+
+
+def test_a_steps_result_and_output_lines_go_out_in_one_write(
+    cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with PYTHONUNBUFFERED (common in container images) each write is a system call
+    import runtime.cli.run_cmds as run_cmds
+
+    writes: list[str] = []
+
+    class Counting:
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return sys.stdout.write(text)
+
+        def flush(self) -> None:
+            sys.stdout.flush()
+
+        def isatty(self) -> bool:
+            return False
+
+    class SysWithCountingStdout:
+        stdout = Counting()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(sys, name)
+
+    monkeypatch.setattr(run_cmds, "sys", SysWithCountingStdout())
+    result = cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "notes-roundtrip.md"),
+        "--input",
+        "folder=notes",
+        "--input",
+        "note=Hello = world",
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert "    Hello = world\n" in result.stdout
+    results = [w for w in writes if w.startswith(" ok ")]
+    assert len(results) == 4
+    assert any("    Hello = world\n" in w for w in results)
+    assert not [w for w in writes if w.startswith("    ")]  # no output line on its own
