@@ -620,3 +620,20 @@ def test_a_program_that_exited_as_time_ran_out_is_not_reported_as_timed_out(
     assert not result.timed_out
     assert result.exit_code == 3
     assert result.stdout == "done\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_the_program_inherits_no_descriptor_but_its_three_streams(tmp_path: Path) -> None:
+    # an inheritable descriptor of ours (as one inherited from a parent shell would be)
+    # must not reach the program: only stdin, stdout and stderr do
+    fd = os.open(tmp_path / "secret.txt", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.set_inheritable(fd, True)
+        listing = sh('for f in /proc/$$/fd/*; do echo "${f##*/}"; done')
+    finally:
+        os.close(fd)
+    assert listing.exit_code == 0, listing.stderr
+    # the shell may hold one more descriptor of its own (the script, a dup for the loop)
+    names = set(listing.stdout.split())
+    assert {"0", "1", "2"} <= names
+    assert fd > 2 and str(fd) not in names
