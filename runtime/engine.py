@@ -9,10 +9,12 @@ capabilities are not transactional, and the result says so.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from runtime.audit import AuditError, AuditLog
 from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
@@ -75,29 +77,33 @@ class Reporter(Protocol):
     def step_finished(self, result: StepResult, total: int) -> None: ...
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _heap_frozen(run: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run with the heap of the moment frozen (``gc.freeze``), unfrozen after.
+
+    What is alive when the steps start (imported modules, the document, the plan)
+    lives as long as the run: it is kept out of the cyclic collector's full passes,
+    which otherwise walk it again each time enough step results have piled up (the
+    parsed JSON of a GitHub response is a few hundred objects; ~0.3 ms a step,
+    bench/ figure 7d). Unfrozen at the end, for a process that goes on.
+    """
+
+    @functools.wraps(run)
+    def frozen(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        gc.freeze()
+        try:
+            return run(*args, **kwargs)
+        finally:
+            gc.unfreeze()
+
+    return frozen
+
+
+@_heap_frozen
 def execute_plan(
-    plan: Plan,
-    ws: Workspace,
-    services: Any,
-    redactor: Redactor,
-    audit: AuditLog,
-    reporter: Reporter,
-    run_id: str,
-    timeout: float,
-) -> RunResult:
-    # What is alive when the steps start (imported modules, the document, the plan)
-    # lives as long as the run: it is kept out of the cyclic collector's full passes,
-    # which otherwise walk it again each time enough step results have piled up (the
-    # parsed JSON of a GitHub response is a few hundred objects; ~0.3 ms a step,
-    # bench/ figure 7d). Unfrozen at the end, for a process that goes on.
-    gc.freeze()
-    try:
-        return _execute_steps(plan, ws, services, redactor, audit, reporter, run_id, timeout)
-    finally:
-        gc.unfreeze()
-
-
-def _execute_steps(
     plan: Plan,
     ws: Workspace,
     services: Any,

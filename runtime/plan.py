@@ -128,27 +128,22 @@ def plan_step(
             effect="write",
             credential=policy.credential_for_binary(step.binary),
         )
-    provider = ws.registry.get(step.provider or "")
-    if provider is None:  # validated earlier; kept total for safety
+
+    def unplannable(reason: str, provider: str | None) -> PlannedStep:
+        # validated earlier; kept total for safety
         return PlannedStep(
-            step.index,
-            step,
-            resolved,
-            Decision(False, "registry", "provider not registered"),
-            provider=step.provider,
+            step.index, step, resolved, Decision(False, "registry", reason), provider=provider
         )
+
+    provider = ws.registry.get(step.provider or "")
+    if provider is None:
+        return unplannable("provider not registered", step.provider)
     if bound is not None:
         operation, binding = bound
     else:
         found = match_operation(provider.operations, texts)
         if found is None:
-            return PlannedStep(
-                step.index,
-                step,
-                resolved,
-                Decision(False, "registry", "no such operation"),
-                provider=provider.name,
-            )
+            return unplannable("no such operation", provider.name)
         operation = found
         binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -552,6 +553,19 @@ def test_no_traceback_on_internal_error(cli_proc, work: Path) -> None:
     assert sys.executable  # the CLI ran in its own process
 
 
+def execute_notes(cli: Callable[..., Any], note: str = "x") -> Any:
+    """The shipped notes-roundtrip example through the CLI, writing under notes/."""
+    return cli(
+        "capability",
+        "execute",
+        str(EXAMPLES / "notes-roundtrip.md"),
+        "--input",
+        "folder=notes",
+        "--input",
+        f"note={note}",
+    )
+
+
 def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(
     cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -568,15 +582,7 @@ def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(
 
     monkeypatch.setattr(runtime.engine, "_run_step", counting)
     before = gc.get_freeze_count()
-    result = cli(
-        "capability",
-        "execute",
-        str(EXAMPLES / "notes-roundtrip.md"),
-        "--input",
-        "folder=notes",
-        "--input",
-        "note=x",
-    )
+    result = execute_notes(cli)
     assert result.code == 0, result.stdout + result.stderr
     assert len(during) == 4 and all(count > before for count in during)
     assert gc.get_freeze_count() == before
@@ -599,15 +605,7 @@ def test_each_provider_step_is_matched_and_bound_once_per_run(
                 return _original(*args)
 
             monkeypatch.setattr(module, name, counting)
-    result = cli(
-        "capability",
-        "execute",
-        str(EXAMPLES / "notes-roundtrip.md"),
-        "--input",
-        "folder=notes",
-        "--input",
-        "note=x",
-    )
+    result = execute_notes(cli)
     assert result.code == 0, result.stdout + result.stderr
     assert sorted(calls) == ["bind"] * 4 + ["match_operation"] * 4
 
@@ -638,15 +636,7 @@ def test_a_steps_result_and_output_lines_go_out_in_one_write(
             return getattr(sys, name)
 
     monkeypatch.setattr(run_cmds, "sys", SysWithCountingStdout())
-    result = cli(
-        "capability",
-        "execute",
-        str(EXAMPLES / "notes-roundtrip.md"),
-        "--input",
-        "folder=notes",
-        "--input",
-        "note=Hello = world",
-    )
+    result = execute_notes(cli, "Hello = world")
     assert result.code == 0, result.stdout + result.stderr
     assert "    Hello = world\n" in result.stdout
     results = [w for w in writes if w.startswith(" ok ")]
