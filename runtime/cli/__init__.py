@@ -8,7 +8,10 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
+import gc
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -220,8 +223,26 @@ def _is_usage_error(exc: BaseException) -> bool:
     return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
 
 
+@functools.cache
+def _spare_the_exit() -> None:
+    """At interpreter exit, freeze the heap (``gc.freeze``) before it is torn down.
+
+    Shutdown runs full cyclic collections, each walking every object still alive:
+    all of typer, click and, after a GitHub step, httpx and every step's parsed
+    response. Frozen objects are left out of them, and the memory goes back to the
+    system with the process anyway. Measured here: ~64 ms of a one-step GitHub run's
+    exit down to ~11 ms, and ~35 us less per GitHub step (bench/, figure 7d).
+    Registered once, as an exit hook, so a process that calls :func:`main` and goes
+    on (the tests) keeps a normal heap until it exits. Nothing of ours depends on a
+    finalizer at exit: files and the audit log are closed explicitly, and the
+    interpreter flushes stdout and stderr itself.
+    """
+    atexit.register(gc.freeze)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
+    _spare_the_exit()
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:
