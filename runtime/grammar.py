@@ -59,7 +59,10 @@ class _Locator:
         self.line_offsets = line_offsets  # characters stripped from each content line, when known
 
     def at(self, node: Node) -> tuple[int, int]:
-        return self.raw(node.line, node.column)
+        line = node.line
+        offsets = self.line_offsets
+        offset = offsets[line] if 0 <= line < len(offsets) else self.column_offset
+        return self.first_line + line, node.column + offset + 1
 
     def raw(self, line: int, column: int) -> tuple[int, int]:
         offset = (
@@ -297,12 +300,19 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
             node, "wrong-type", f"{where} must be a mapping with 'provider' or 'binary' and 'args'"
         )
         return None
-    for key in node.key_nodes():
-        if key.text not in STEP_KEYS:
+    # one pass over the keys (a step is checked on every run): the first of a repeated
+    # key counts, as with Node.get (the repetition itself is reported by the parser)
+    provider = binary = args_node = None
+    for key, value in node.pairs:
+        text = key.text
+        if text == "provider":
+            provider = value if provider is None else provider
+        elif text == "binary":
+            binary = value if binary is None else binary
+        elif text == "args":
+            args_node = value if args_node is None else args_node
+        elif text not in STEP_KEYS:
             checker.unknown_key(key, STEP_KEYS, where)
-    provider = node.get("provider")
-    binary = node.get("binary")
-    args_node = node.get("args")
     ok = True
     if provider is not None and binary is not None:
         checker.error(
@@ -320,10 +330,8 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
             "add 'provider: files' (or github), or 'binary:' with an allowed binary",
         )
         ok = False
-    provider_name = (
-        checker.scalar(provider, f"'provider' of {where}") if provider is not None else None
-    )
-    binary_name = checker.scalar(binary, f"'binary' of {where}") if binary is not None else None
+    provider_name = _scalar_of(checker, provider, "'provider'", where)
+    binary_name = _scalar_of(checker, binary, "'binary'", where)
     args: list[Arg] = []
     if args_node is None:
         checker.error(
@@ -344,6 +352,7 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
         )
         ok = False
     else:
+        at = checker.loc.at
         for item in args_node.items:
             if item.kind != "scalar":
                 checker.error(
@@ -354,7 +363,7 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
                 )
                 ok = False
                 continue
-            line, col = checker.loc.at(item)
+            line, col = at(item)
             args.append(Arg(item.text, line, col))
     if (provider is not None and provider_name is None) or (
         binary is not None and binary_name is None
@@ -364,6 +373,14 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
         return None
     line, col = checker.loc.at(node)
     return Step(index, provider_name, binary_name, tuple(args), line, col)
+
+
+def _scalar_of(checker: _Checker, node: Node | None, key: str, where: str) -> str | None:
+    if node is None:
+        return None
+    if node.kind == "scalar":
+        return node.text
+    return checker.scalar(node, f"{key} of {where}")
 
 
 # -- frontmatter ---------------------------------------------------------------

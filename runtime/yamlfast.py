@@ -26,6 +26,8 @@ import re
 
 from runtime.yamltree import MAX_DEPTH, MAX_NODES, DuplicateKey, Node
 
+_DEEPEST = MAX_DEPTH // 2
+
 
 class _Decline(Exception):
     """The document leaves the subset: strictyaml must parse it."""
@@ -64,13 +66,15 @@ class _Composer:
         # (0-based line number, indentation, text after the indentation) of each
         # line with content; blank and comment-only lines carry no meaning.
         self.lines: list[tuple[int, int, str]] = []
+        append = self.lines.append
         for number, line in enumerate(text.split("\n")):
             stripped = line.lstrip(" ")
             if not stripped or stripped[0] == "#":
                 continue
-            if line.startswith(("---", "...", "%")):
+            indent = len(line) - len(stripped)
+            if not indent and line.startswith(("---", "...", "%")):
                 raise _Decline
-            self.lines.append((number, len(line) - len(stripped), stripped))
+            append((number, indent, stripped))
         self.duplicates: list[DuplicateKey] = []
         self.nodes = 0
 
@@ -83,11 +87,11 @@ class _Composer:
             raise _Decline
         return node, self.duplicates
 
-    def _count(self, depth: int) -> None:
+    def _count(self, depth: int, nodes: int = 1) -> None:
         # Counted as strictyaml's composer counts them (every key, value and item,
         # tested); a document over the limits is left to it, to be reported there.
-        self.nodes += 1
-        if self.nodes > MAX_NODES or depth > MAX_DEPTH // 2:
+        self.nodes += nodes
+        if self.nodes > MAX_NODES or depth > _DEEPEST:
             raise _Decline
 
     def _block(self, index: int, column: int, content: str, depth: int) -> tuple[Node, int]:
@@ -101,14 +105,15 @@ class _Composer:
     def _mapping(self, index: int, column: int, content: str, depth: int) -> tuple[Node, int]:
         self._count(depth)
         number = self.lines[index][0]
-        node = Node("map", number, column)
+        pairs: list[tuple[Node, Node]] = []
+        node = Node("map", number, column, pairs=pairs)
         seen: dict[str, Node] = {}
         while True:
             match = _KEY.match(content)
             if match is None:
                 raise _Decline
             self._count(depth + 1)
-            key = Node("scalar", number, column, text=match.group(1))
+            key = Node("scalar", number, column, match.group(1))
             rest = content[match.end() :]
             if not rest or rest[0] == "#":
                 value, index = self._nested(index, column, depth + 1)
@@ -120,7 +125,7 @@ class _Composer:
                 self.duplicates.append(DuplicateKey(key.text, key.line, key.column, first.line))
             else:
                 seen[key.text] = key
-                node.pairs.append((key, value))
+                pairs.append((key, value))
             if index == len(self.lines):
                 return node, index
             number, indent, content = self.lines[index]
@@ -144,7 +149,8 @@ class _Composer:
     def _sequence(self, index: int, column: int, content: str, depth: int) -> tuple[Node, int]:
         self._count(depth)
         number = self.lines[index][0]
-        node = Node("seq", number, column)
+        items: list[Node] = []
+        node = Node("seq", number, column, items=items)
         while True:
             if not content.startswith("- "):
                 raise _Decline  # '-' alone: the item is on the next lines
@@ -157,7 +163,7 @@ class _Composer:
             else:
                 value = self._inline(item, number, item_column, depth + 1)
                 index += 1
-            node.items.append(value)
+            items.append(value)
             if index == len(self.lines):
                 return node, index
             number, indent, content = self.lines[index]
@@ -185,12 +191,13 @@ class _Composer:
         value = (text if cut < 0 else text[:cut]).rstrip(" ")
         if ": " in value or value.endswith(":"):
             raise _Decline
-        return Node("scalar", number, column, text=value)
+        return Node("scalar", number, column, value)
 
     def _flow(self, text: str, number: int, column: int, depth: int) -> tuple[Node, int]:
         """A flow list written on one line: ``[a, "b c", 'd']``; returns it and its end."""
         self._count(depth)
-        node = Node("seq", number, column)
+        items: list[Node] = []
+        node = Node("seq", number, column, items=items)
         close = text.find("]")
         if close > 0 and not _FLOW_NOT_SIMPLE.search(text, 1, close):
             # plain items only (most args lists): split at the commas; each item must be
@@ -198,14 +205,17 @@ class _Composer:
             inner = text[1:close]
             if not inner.strip(" "):
                 return node, close + 1
-            start = 1
-            for piece in inner.split(","):
-                value = piece.strip(" ")
-                if not value or not _FLOW_PLAIN.fullmatch(value):
+            pieces = inner.split(",")
+            self._count(depth + 1, len(pieces))  # declined either way if over a limit
+            append = items.append
+            fullmatch = _FLOW_PLAIN.fullmatch
+            start = column + 1
+            for piece in pieces:
+                lead = piece.lstrip(" ")
+                value = lead.rstrip(" ")
+                if not value or not fullmatch(value):
                     raise _Decline  # a trailing comma, or an item YAML reads otherwise
-                self._count(depth + 1)
-                offset = start + len(piece) - len(piece.lstrip(" "))
-                node.items.append(Node("scalar", number, column + offset, text=value))
+                append(Node("scalar", number, start + len(piece) - len(lead), value))
                 start += len(piece) + 1
             return node, close + 1
         position = _skip(text, 1)
@@ -217,16 +227,14 @@ class _Composer:
             self._count(depth + 1)
             if text[position] in "'\"":
                 value, end = _quoted(text, position)
-                node.items.append(
-                    Node("scalar", number, column + position, text=value, plain=False)
-                )
+                items.append(Node("scalar", number, column + position, text=value, plain=False))
             else:
                 match = _FLOW_PLAIN.match(text, position)
                 if match is None:
                     raise _Decline
                 end = match.end()
                 value = match.group().rstrip(" ")
-                node.items.append(Node("scalar", number, column + position, text=value))
+                items.append(Node("scalar", number, column + position, value))
             position = _skip(text, end)
             if position >= len(text):
                 raise _Decline

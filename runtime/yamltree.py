@@ -15,8 +15,8 @@ loader); anything outside that subset, and every error, is strictyaml's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 NodeKind = Literal["map", "seq", "scalar"]
@@ -28,8 +28,11 @@ class Node:
     line: int  # 0-based line in the parsed text
     column: int  # 0-based column in the parsed text
     text: str = ""  # scalar text, as typed
-    items: list[Node] = field(default_factory=list)  # sequence items
-    pairs: list[tuple[Node, Node]] = field(default_factory=list)  # mapping pairs
+    # A list or mapping is given its own list by the composer that builds it; a scalar
+    # shares the empty tuple (no two lists per value: a step's tree is made on every
+    # run, and each list is one more object to allocate and for the collector to walk).
+    items: Sequence[Node] = ()  # sequence items
+    pairs: Sequence[tuple[Node, Node]] = ()  # mapping pairs
     plain: bool = True  # scalar written without quotes or block style
 
     def get(self, key: str) -> Node | None:
@@ -204,7 +207,8 @@ def _convert(raw: object, duplicates: list[DuplicateKey], depth: int) -> Node:
             mark.line, mark.column, f"the YAML is nested deeper than {MAX_DEPTH} levels"
         )
     if isinstance(raw, nodes.MappingNode):
-        node = Node("map", mark.line, mark.column)
+        pairs: list[tuple[Node, Node]] = []
+        node = Node("map", mark.line, mark.column, pairs=pairs)
         seen: dict[str, Node] = {}
         for key_raw, value_raw in raw.value:
             key = _convert(key_raw, duplicates, depth + 1)
@@ -215,11 +219,15 @@ def _convert(raw: object, duplicates: list[DuplicateKey], depth: int) -> Node:
                     duplicates.append(DuplicateKey(key.text, key.line, key.column, first.line))
                     continue
                 seen[key.text] = key
-            node.pairs.append((key, value))
+            pairs.append((key, value))
         return node
     if isinstance(raw, nodes.SequenceNode):
-        node = Node("seq", mark.line, mark.column)
-        node.items = [_convert(item, duplicates, depth + 1) for item in raw.value]
+        node = Node(
+            "seq",
+            mark.line,
+            mark.column,
+            items=[_convert(item, duplicates, depth + 1) for item in raw.value],
+        )
         return node
     style = getattr(raw, "style", None)
     value = raw.value  # type: ignore[attr-defined]
