@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from runtime.execution import StepEnvironment, StepError, StepOutcome
 from runtime.process import ProcessStartError, run_process
 
@@ -14,8 +16,15 @@ def child_environment(
     config_dir: str | None = None,
 ) -> dict[str, str]:
     """The policy's allow-listed variables, plus only the credentials mapped to this binary."""
-    names = env.policy.binary_environment
-    child = {name: env.environ[name] for name in names if name in env.environ}
+    # the allow-listed part is the same for every step of a run: looked up once
+    cache = getattr(env.services, "cache", None)
+    allowed: dict[str, str] | None = cache.get("binary-environment") if cache is not None else None
+    if allowed is None:
+        names = env.policy.binary_environment
+        allowed = {name: env.environ[name] for name in names if name in env.environ}
+        if cache is not None:
+            cache["binary-environment"] = allowed
+    child = dict(allowed)
     if credential is not None and config_dir is not None:
         auth = env.services.auth
         child.update(auth.binary_environment(credential, host or auth.default_host(), config_dir))
@@ -30,16 +39,13 @@ def run_binary(
     credential: str | None = None,
     host: str | None = None,
 ) -> StepOutcome:
-    import contextlib
-    import tempfile
-
     # a mapped binary (gh) gets a config folder of its own for this step, never the caller's;
     # an unmapped one gets none (creating and removing a folder per step costs ~3 ms)
-    folder: contextlib.AbstractContextManager[str | None] = (
-        tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-")
-        if credential is not None
-        else contextlib.nullcontext(None)
-    )
+    folder: contextlib.AbstractContextManager[str | None] = contextlib.nullcontext(None)
+    if credential is not None:
+        import tempfile  # here: ~10 ms to import, and only mapped binaries need it
+
+        folder = tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-")
     try:
         with folder as config_dir:
             child = child_environment(env, binary, credential, host, config_dir)

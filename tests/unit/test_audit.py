@@ -72,3 +72,34 @@ def test_record_time_comes_from_the_clock(tmp_path: Path) -> None:
         "2025-11-30T04:46:40.999+00:00",
         "2025-11-30T04:47:41.000+00:00",
     ]
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(max_size=12), _JSON_VALUES, max_size=6))
+def test_records_are_encoded_as_json_encoder_encodes_them(record: dict[str, object]) -> None:
+    # the audit log makes its C encoder once; its text must stay JSONEncoder.encode's
+    from runtime.audit import _encode
+
+    assert _encode(record) == json.JSONEncoder(check_circular=False).encode(record)
+
+
+def test_a_value_json_cannot_hold_is_recorded_as_its_text(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", Redactor())
+    log.record("a", path=tmp_path, data={"when": datetime(2026, 1, 2, tzinfo=UTC)})
+    log.close()
+    (record,) = read_records(tmp_path / "audit.jsonl")
+    assert record["path"] == str(tmp_path)
+    assert record["data"] == {"when": "2026-01-02 00:00:00+00:00"}
