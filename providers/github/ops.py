@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP, build_body, dumps
@@ -96,6 +97,18 @@ def client(env: StepEnvironment) -> GitHubHTTP:
         env.services.on_close(http.close)
     found: GitHubHTTP = cache[key]
     return found
+
+
+# What quote(..., safe="") leaves as it is: every owner, repository and organization
+# name GitHub allows. Such a value skips quote(), ~10 us a step (bench/, figure 7d).
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
+def quote(value: str, safe: str = "") -> str:
+    """A path segment, percent-encoded as ``urllib.parse.quote(value, safe="")``."""
+    if not safe and _UNRESERVED.fullmatch(value):
+        return value
+    return _quote(value, safe=safe)
 
 
 def _split_repo(value: str) -> tuple[str, str]:
