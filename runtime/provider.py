@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -72,8 +73,9 @@ class Operation:
     # OAuth scopes a classic token needs for this operation (checked by `preflight --live`).
     scopes: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def name(self) -> str:
+        # asked several times for every step of a run (labels, records, plan)
         return " ".join(self.words)
 
     @property

@@ -137,6 +137,11 @@ def inferred(plan: Plan) -> Requirements:
         req.origin = "inferred"
         out.add(req)
 
+    def new(req_id: str) -> bool:
+        # most steps repeat a requirement an earlier step already has (the same binary,
+        # operation or host): checked before one is made for nothing (bench/, figure 6)
+        return req_id not in seen
+
     for name, decl in cap.inputs.items():
         if decl.required:
             add(
@@ -147,15 +152,16 @@ def inferred(plan: Plan) -> Requirements:
     for s in plan.steps:
         where = f"step {s.index}"
         if s.binary is not None:
-            add(
-                Requirement(
-                    f"binary:{s.binary}",
-                    "executable",
-                    {"name": s.binary},
-                    source=where,
-                    step=s.index,
+            if new(f"binary:{s.binary}"):
+                add(
+                    Requirement(
+                        f"binary:{s.binary}",
+                        "executable",
+                        {"name": s.binary},
+                        source=where,
+                        step=s.index,
+                    )
                 )
-            )
             if s.credential:
                 add(
                     Requirement(
@@ -169,15 +175,16 @@ def inferred(plan: Plan) -> Requirements:
             continue
         if s.operation is None:
             continue
-        add(
-            Requirement(
-                f"operation:{s.provider} {s.operation.name}",
-                "providerOperation",
-                {"provider": s.provider, "operation": s.operation.name},
-                source=where,
-                step=s.index,
+        if new(f"operation:{s.provider} {s.operation.name}"):
+            add(
+                Requirement(
+                    f"operation:{s.provider} {s.operation.name}",
+                    "providerOperation",
+                    {"provider": s.provider, "operation": s.operation.name},
+                    source=where,
+                    step=s.index,
+                )
             )
-        )
         host = s.inspection.credential_host
         if s.operation.credential and host:
             add(
@@ -194,7 +201,10 @@ def inferred(plan: Plan) -> Requirements:
                 )
             )
         for h in s.inspection.hosts:
-            add(Requirement(f"host:{h}", "networkHost", {"host": h}, source=where, step=s.index))
+            if new(f"host:{h}"):
+                add(
+                    Requirement(f"host:{h}", "networkHost", {"host": h}, source=where, step=s.index)
+                )
         for path, access in s.inspection.paths:
             add(
                 Requirement(
