@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import platform
+import random
 import re
 import secrets
 import shutil
@@ -426,6 +427,45 @@ def _marginal_samples(
     return interleave(variants, reps, warmup=[f"{name}-1" for name in execs])
 
 
+def _interval_note(
+    samples: dict[str, list[float]], measured: str, reference: str, n: int, limit: float
+) -> str:
+    """A 90% bootstrap interval for the figure's ratio, and whether the target is in it.
+
+    The rounds are resampled with replacement (2,000 draws, a fixed seed so that
+    the same samples always give the same note) and the figure's own estimator is
+    applied to each draw. An interval that contains the target says this run's
+    verdict could have gone either way.
+    """
+    rounds = list(
+        zip(
+            samples[f"{measured}-{n}"],
+            samples[f"{measured}-1"],
+            samples[f"{reference}-{n}"],
+            samples[f"{reference}-1"],
+            strict=True,
+        )
+    )
+    rng = random.Random(0)
+    ratios = []
+    for _ in range(2000):
+        drawn = [rounds[rng.randrange(len(rounds))] for _ in rounds]
+        ref = median([rb - rs for _, _, rb, rs in drawn])
+        if ref > 0:
+            ratios.append(median([b - s for b, s, _, _ in drawn]) / ref)
+    if len(ratios) < 100:
+        return "90% bootstrap interval: none (the reference's differences were noise)"
+    ratios.sort()
+    low, high = ratios[len(ratios) // 20], ratios[len(ratios) - 1 - len(ratios) // 20]
+    if high <= limit:
+        where = f"all of it within the target ({limit:g})"
+    elif low > limit:
+        where = f"all of it above the target ({limit:g})"
+    else:
+        where = f"it contains the target ({limit:g}): this run's verdict could have gone either way"
+    return f"90% bootstrap interval of the ratio over the rounds: {low:.2f} to {high:.2f}, {where}"
+
+
 def _marginal_figure(
     fig: Figure,
     samples: dict[str, list[float]],
@@ -443,6 +483,7 @@ def _marginal_figure(
     )
     fig.notes.append(what)
     fig.notes.append(_round_ratios(samples, "runtime", reference, n))
+    fig.notes.append(_interval_note(samples, "runtime", reference, n, limit))
     unpaired_reference = _unpaired_marginal(samples, f"{reference}-{n}", f"{reference}-1", n - 1)
     if unpaired_reference > 0:
         unpaired = (
