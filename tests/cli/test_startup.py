@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,21 +68,33 @@ if sys.argv[1] == "main":
 """
 
 
-def frozen_at_exit(*args: str) -> int:
+def frozen_at_exit(home: Path, *args: str) -> tuple[int, int]:
+    """The exit code and the number of frozen objects when the probe's exit hook ran."""
+    env = {**os.environ, "RUNTIME_HOME": str(home)}
     out = subprocess.run(
-        [sys.executable, "-c", EXIT_PROBE, *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", EXIT_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     line = out.stderr.strip().splitlines()[-1]
     assert line.startswith("frozen at exit: "), out.stderr
-    return int(line.rsplit(" ", 1)[1])
+    return out.returncode, int(line.rsplit(" ", 1)[1])
 
 
-@pytest.mark.parametrize("args", [("--version",), ("capability", "validate", "no-such.md")])
-def test_the_heap_is_frozen_at_exit_so_shutdown_does_not_walk_it(args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("args", "code"), [(("--version",), 0), (("capability", "validate", "no-such.md"), 2)]
+)
+def test_the_heap_is_frozen_at_exit_so_shutdown_does_not_walk_it(
+    tmp_path: Path, args: tuple[str, ...], code: int
+) -> None:
     # the interpreter's shutdown collections skip frozen objects (bench/, figure 7d);
-    # also after a failure (exit code 4 for a missing capability)
-    assert frozen_at_exit("nothing") == 0  # the probe itself freezes nothing
-    assert frozen_at_exit("main", *args) > 1000
+    # also after a refusal (exit code 2: the file to validate does not exist)
+    assert frozen_at_exit(tmp_path, "nothing") == (0, 0)  # the probe itself freezes nothing
+    exit_code, frozen = frozen_at_exit(tmp_path, "main", *args)
+    assert exit_code == code
+    assert frozen > 1000
 
 
 def test_calling_main_in_process_leaves_the_heap_unfrozen() -> None:
