@@ -17,13 +17,13 @@ def child_environment(
 ) -> dict[str, str]:
     """The policy's allow-listed variables, plus only the credentials mapped to this binary."""
     # the allow-listed part is the same for every step of a run: looked up once
-    cache = getattr(env.services, "cache", None)
-    allowed: dict[str, str] | None = cache.get("binary-environment") if cache is not None else None
+    cache = env.services.cache
+    allowed: dict[str, str] | None = cache.get("binary-environment")
     if allowed is None:
         names = env.policy.binary_environment
-        allowed = {name: env.environ[name] for name in names if name in env.environ}
-        if cache is not None:
-            cache["binary-environment"] = allowed
+        allowed = cache["binary-environment"] = {
+            name: env.environ[name] for name in names if name in env.environ
+        }
     child = dict(allowed)
     if credential is not None and config_dir is not None:
         auth = env.services.auth

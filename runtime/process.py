@@ -256,8 +256,13 @@ class _Runner:
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is not None:
             with contextlib.suppress(OSError):
-                self.pidfd = pidfd_open(proc.pid)
-                self._watch(self.pidfd, None)
+                pidfd: int = pidfd_open(proc.pid)
+                try:
+                    self._watch(pidfd, None)
+                except (OSError, ValueError):
+                    os.close(pidfd)  # not watched: the exit is asked for instead
+                else:
+                    self.pidfd = pidfd
 
     def _watch(self, fd: int, stream: _Stream | None) -> None:
         self._poll.register(fd, select.POLLIN)

@@ -29,16 +29,21 @@ def user_policy(tmp_path: Path, text: str) -> dict[str, str]:
     return {"RUNTIME_POLICY_FILE": str(path)}
 
 
-def test_notes_roundtrip_example(cli, work: Path, home: Path) -> None:
-    result = cli(
+def execute_notes(cli: Callable[..., Any], note: str = "x") -> Any:
+    """The shipped notes-roundtrip example through the CLI, writing under notes/."""
+    return cli(
         "capability",
         "execute",
         str(EXAMPLES / "notes-roundtrip.md"),
         "--input",
         "folder=notes",
         "--input",
-        "note=Hello = world",
+        f"note={note}",
     )
+
+
+def test_notes_roundtrip_example(cli, work: Path, home: Path) -> None:
+    result = execute_notes(cli, "Hello = world")
     assert result.code == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("[1/4] files mkdir notes ... ok ")
@@ -46,18 +51,7 @@ def test_notes_roundtrip_example(cli, work: Path, home: Path) -> None:
     assert lines[-1].startswith("ok: 4/4 steps succeeded (run ")
     assert (work / "notes" / "note.txt").read_bytes() == b"Hello = world"
     # rerun: same inputs, same outcome
-    assert (
-        cli(
-            "capability",
-            "execute",
-            str(EXAMPLES / "notes-roundtrip.md"),
-            "--input",
-            "folder=notes",
-            "--input",
-            "note=Hello = world",
-        ).code
-        == 0
-    )
+    assert execute_notes(cli, "Hello = world").code == 0
 
 
 def test_log_append_and_git_examples(cli, work: Path) -> None:
@@ -551,19 +545,6 @@ def test_no_traceback_on_internal_error(cli_proc, work: Path) -> None:
     assert result.code == 2
     assert "Traceback" not in result.stderr
     assert sys.executable  # the CLI ran in its own process
-
-
-def execute_notes(cli: Callable[..., Any], note: str = "x") -> Any:
-    """The shipped notes-roundtrip example through the CLI, writing under notes/."""
-    return cli(
-        "capability",
-        "execute",
-        str(EXAMPLES / "notes-roundtrip.md"),
-        "--input",
-        "folder=notes",
-        "--input",
-        f"note={note}",
-    )
 
 
 def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(

@@ -1,0 +1,40 @@
+"""A binary's environment: the allow-list is looked up once per run, credentials never carried over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runtime.binaries import child_environment
+from runtime.execution import StepEnvironment
+from runtime.policy import Policy
+from runtime.redact import Redactor
+from runtime.services import Services
+
+
+class _Auth:
+    def default_host(self) -> str:
+        return "github.com"
+
+    def binary_environment(self, credential: str, host: str, config_dir: str) -> dict[str, str]:
+        return {"GH_TOKEN": "ghp_" + "t" * 36, "GH_CONFIG_DIR": config_dir}
+
+
+def test_a_mapped_credential_does_not_reach_the_next_binary_of_the_run(tmp_path: Path) -> None:
+    services = Services(None, Redactor())  # type: ignore[arg-type]
+    services.__dict__["auth"] = _Auth()  # the cached Auth Engine, replaced
+    environ = {"PATH": "/usr/bin", "HOME": "/home/u", "SECRET_THING": "s3cret"}
+    env = StepEnvironment(
+        cwd=tmp_path,
+        environ=environ,
+        policy=Policy(binary_environment={"PATH": "default", "HOME": "default"}),
+        redactor=Redactor(),
+        services=services,
+        timeout=10,
+    )
+    mapped: dict[str, Any] = child_environment(env, "gh", "github", None, str(tmp_path))
+    assert mapped["GH_TOKEN"].startswith("ghp_") and mapped["PATH"] == "/usr/bin"
+    plain = child_environment(env, "git", None, None)
+    assert plain == {"PATH": "/usr/bin", "HOME": "/home/u"}
+    environ["PATH"] = "/changed"  # looked up once per run: the run's first answer stands
+    assert child_environment(env, "git", None, None)["PATH"] == "/usr/bin"
