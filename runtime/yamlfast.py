@@ -46,9 +46,11 @@ _FLOW_NOT_SIMPLE = re.compile(r"['\"\[{}]")
 # Anything YAML does not allow unescaped, plus what this path leaves to strictyaml
 # (tabs, carriage returns, the byte order mark, backslashes are handled per value).
 # U+2028 and U+2029 are line breaks to strictyaml's reader (YAML 1.1), not text.
-_OUTSIDE = re.compile(
-    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
+# Every character but '\n', U+0020-U+007E, U+00A0-U+2027, U+202A-U+D7FF,
+# U+E000-U+FEFE, U+FF00-U+FFFD and U+10000-U+10FFFF, written as the characters it
+# matches: the same set as a negated class of those ranges (tested on every code
+# point), which took ~9 ms to compile at each start, against ~1 ms for this.
+_OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def compose(text: str) -> tuple[Node, list[DuplicateKey]] | None:

@@ -249,3 +249,27 @@ def test_the_shipped_capabilities_take_the_fast_path_with_the_same_tree() -> Non
     assert texts
     for text in texts:
         assert check(text) is not None, text
+
+
+# What the fast path reads as text: '\n' and these ranges (the rest is left to strictyaml).
+TEXT_RANGES = [
+    (0x20, 0x7E),
+    (0xA0, 0x2027),
+    (0x202A, 0xD7FF),
+    (0xE000, 0xFEFE),
+    (0xFF00, 0xFFFD),
+    (0x10000, 0x10FFFF),
+]
+
+
+def test_the_characters_left_to_strictyaml_are_exactly_those_outside_the_text_ranges() -> None:
+    def is_text(code: int) -> bool:
+        return code == 0x0A or any(low <= code <= high for low, high in TEXT_RANGES)
+
+    # every code point, surrogates included (a Python str may hold a lone one)
+    mismatched = [
+        code
+        for code in range(0x110000)
+        if (yamlfast._OUTSIDE.match(chr(code)) is None) != is_text(code)
+    ]
+    assert mismatched == []
