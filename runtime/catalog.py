@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from runtime.errors import NotFound
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     path: Path
     display: str
     explicit: bool  # named on the command line (not found inside a folder)

@@ -13,6 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from runtime.fences import FencedBlock, find_fenced_blocks
 from runtime.problems import Problem
@@ -31,15 +32,13 @@ _STEP_WORDS = re.compile(
 _RANGE = re.compile(r"(\d+)(?:\s*(?:-|–|—|to)\s*(\d+))?")
 
 
-@dataclass(frozen=True)
-class Frontmatter:
+class Frontmatter(NamedTuple):
     text: str
     first_line: int  # 1-based line of the first YAML line (after the opening ---)
     end_line: int  # 1-based line of the closing ---
 
 
-@dataclass(frozen=True)
-class LineageEntry:
+class LineageEntry(NamedTuple):
     name: str
     steps: tuple[tuple[int, int], ...]
     line: int

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["FencedBlock", "find_fenced_blocks"]
 
 
-@dataclass(frozen=True)
-class FencedBlock:
+class FencedBlock(NamedTuple):
     """One fenced code block found by :func:`find_fenced_blocks`.
 
     Line numbers are 1-based and count lines of the input as split at

@@ -16,8 +16,7 @@ class Arg(NamedTuple):
     column: int
 
 
-@dataclass(frozen=True)
-class InputDecl:
+class InputDecl(NamedTuple):
     name: str
     description: str | None
     required: bool

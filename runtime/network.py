@@ -12,13 +12,12 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import socket
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa")
 
 
-@dataclass(frozen=True)
-class NetworkRule:
+class NetworkRule(NamedTuple):
     kind: str  # "none" | "local" | "public" | "hosts"
     hosts: tuple[str, ...] = ()
 

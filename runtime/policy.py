@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from runtime.errors import InvalidPolicy
 from runtime.problems import Problem
@@ -22,8 +22,7 @@ from runtime.problems import Problem
 NEVER_BINARIES = frozenset({"runtime"})
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     allowed: bool
     rule: str  # which rule decided, e.g. "allowed_binaries: git (default)"
     reason: str = ""

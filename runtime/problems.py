@@ -6,14 +6,12 @@ severity, a stable code, a message and, where one helps, a hint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     file: str
     line: int
     column: int
@@ -41,8 +39,7 @@ class Problem:
         }
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     """Where a node sits in the capability file (1-based)."""
 
     line: int

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
@@ -24,8 +24,7 @@ Effect = Literal["read", "write", "destroy"]
 OPTION_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.\-]*(?:\[[A-Za-z0-9_.\-]*\])*)=(.*)$", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Positional:
+class Positional(NamedTuple):
     name: str
     required: bool = True
     help: str = ""
@@ -34,15 +33,13 @@ class Positional:
         return self.name if self.required else f"[{self.name}]"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     name: str
     help: str = ""
     required: bool = False
 
 
-@dataclass(frozen=True)
-class EffectRule:
+class EffectRule(NamedTuple):
     """The effect when a resolved positional matches a pattern (``api DELETE`` destroys)."""
 
     positional: str
@@ -110,8 +107,7 @@ class Operation:
         return " ".join(parts)
 
 
-@dataclass(frozen=True)
-class BindingProblem:
+class BindingProblem(NamedTuple):
     """A problem with one argument (``arg_index`` into the args) or the whole call (-1)."""
 
     arg_index: int

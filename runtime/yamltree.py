@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 NodeKind = Literal["map", "seq", "scalar"]
 
@@ -57,8 +57,7 @@ class YamlError(Exception):
     hint: str | None = None
 
 
-@dataclass(frozen=True)
-class DuplicateKey:
+class DuplicateKey(NamedTuple):
     key: str
     line: int
     column: int
