@@ -112,6 +112,9 @@ class Context:
     runner_capabilities: tuple[str, ...] | None = None
     network: NetworkRule | None = None
     hosts: list[str] = field(default_factory=list)
+    # folder -> (is a folder, writable and searchable): asked once per folder in one
+    # preflight, not once per file written into it (bench/, figure 5)
+    folders: dict[str, tuple[bool, bool]] = field(default_factory=dict)
 
 
 def run_preflight(
@@ -618,8 +621,12 @@ def check_path(req: Requirement, ctx: Context) -> Check:
         return Check(req, TRUE, TRUE, f"{path} already exists")
     if p.exists() and op in ("write", "append") and not os.access(p, os.W_OK):
         return Check(req, TRUE, FALSE, f"{path} is not writable")
-    if Path(parent).is_dir():
-        if os.access(parent, os.W_OK | os.X_OK):
+    folder = ctx.folders.get(parent)
+    if folder is None:
+        is_dir = Path(parent).is_dir()
+        folder = ctx.folders[parent] = (is_dir, is_dir and os.access(parent, os.W_OK | os.X_OK))
+    if folder[0]:
+        if folder[1]:
             return Check(req, TRUE, TRUE, f"{parent} is writable")
         return Check(req, TRUE, FALSE, f"{parent} is not writable")
     made = _created_by_earlier(ctx, parent, step, ("mkdir",))

@@ -24,7 +24,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,20 +150,63 @@ def _remaining_link(resolved: str) -> str | None:
     return None
 
 
-def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confined:
+class FolderResolver:
+    """``os.path.realpath``, with each folder's real path worked out once.
+
+    A workflow usually touches many files in the same few folders: resolving
+    the folder once and then only the final name saves ``realpath``'s walk
+    over every component (a ``lstat`` each, in Python) for every path. The
+    result is the same as ``os.path.realpath(path)``: the folder resolves as
+    it would inside the full walk, and a final name that is a symbolic link
+    (or is ``.``, ``..`` or empty) goes through ``realpath`` whole.
+
+    One resolver lives for one run's planning (the folder results are as old
+    as the run, like the :class:`Confined` results built from them; execution
+    walks the resolved components without following links either way).
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        folder, name = os.path.split(path)
+        if not folder or name in ("", ".", ".."):
+            return os.path.realpath(path)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        resolved = os.path.join(real, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(resolved).st_mode)
+        except OSError:  # missing (or unreadable): realpath keeps the name as it is
+            return resolved
+        return os.path.realpath(path) if is_link else resolved
+
+
+def confine(
+    path: str,
+    roots: Sequence[Path],
+    cwd: Path,
+    access: str,
+    resolve: Callable[[str], str] = os.path.realpath,
+) -> Confined:
     """Resolve ``path`` and prove it is inside one of ``roots``; raise PolicyRefusal if not.
 
     ``roots`` are real paths (``Policy.roots`` returns them so); relative
-    paths are taken from ``cwd``. No file is opened or created.
+    paths are taken from ``cwd``. ``resolve`` is ``os.path.realpath`` or an
+    equivalent (:class:`FolderResolver`). No file is opened or created.
     """
     real_roots = tuple(roots)
-    where = describe_roots(access, real_roots)
+
+    def where() -> str:  # for the messages: formatted only when one is raised
+        return describe_roots(access, real_roots)
+
     if path == "":
-        raise _refuse(f"refused: the path is empty; name something under {where}", access)
+        raise _refuse(f"refused: the path is empty; name something under {where()}", access)
     if "\0" in path:
         raise _refuse(
             f"refused: the path {_short(path)!r} contains a NUL byte; it is never valid "
-            f"(paths must stay under {where})",
+            f"(paths must stay under {where()})",
             access,
         )
     path_max, name_max = _limits(real_roots)
@@ -175,7 +218,7 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
         if size >= path_max:
             raise _refuse(
                 f"refused: the path {_short(path)!r} is {size} bytes long, over the system "
-                f"limit of {path_max - 1} (paths must stay under {where})",
+                f"limit of {path_max - 1} (paths must stay under {where()})",
                 access,
             )
     long_part = _too_long_component(path, name_max)
@@ -183,25 +226,25 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
         raise _refuse(
             f"refused: the path {_short(path)!r} has a component of "
             f"{len(os.fsencode(long_part))} bytes, over the system limit of {name_max} "
-            f"(paths must stay under {where})",
+            f"(paths must stay under {where()})",
             access,
         )
 
     try:
-        resolved = os.path.realpath(absolute)
+        resolved = resolve(absolute)
     except OSError:  # a link swapped for something else while realpath walked it
         raise _refuse(
-            f"refused: {path!r} changed while it was checked; the path must resolve under {where}",
+            f"refused: {path!r} changed while it was checked; the path must resolve under {where()}",
             access,
         ) from None
     root = _containing_root(resolved, real_roots)
     if root is None:
-        raise _refuse(f"refused: {path!r} resolves to {resolved}, outside {where}", access)
+        raise _refuse(f"refused: {path!r} resolves to {resolved}, outside {where()}", access)
     link = _remaining_link(resolved)
     if link is not None:
         raise _refuse(
             f"refused: {path!r} cannot be resolved: {link} is part of a symbolic link loop "
-            f"(or changed while it was checked); the path must resolve under {where}",
+            f"(or changed while it was checked); the path must resolve under {where()}",
             access,
         )
     if (len(resolved) * 4 >= path_max and len(os.fsencode(resolved)) >= path_max) or (
@@ -209,7 +252,7 @@ def confine(path: str, roots: Sequence[Path], cwd: Path, access: str) -> Confine
     ):
         raise _refuse(
             f"refused: {path!r} resolves to a path over the system length limits "
-            f"(paths must stay under {where})",
+            f"(paths must stay under {where()})",
             access,
         )
     below = resolved[len(os.fspath(root)) :].strip(os.sep)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from providers.files.confine import (
     Confined,
+    FolderResolver,
     ParentMissing,
     confine,
     describe_roots,
@@ -110,7 +111,8 @@ def _confine(path: str, access: str, policy: Policy, cwd: Path, services: Any) -
     resolution. This is safe because execution walks the resolved components
     from the root without following links (:func:`open_parent`): a link
     created or swapped since the plan fails the walk, it is never followed.
-    The roots are likewise resolved once per run.
+    The roots are likewise resolved once per run, and each folder's real path
+    (:class:`FolderResolver`: many paths of a workflow share a folder).
     """
     cache = getattr(services, "cache", None)
     if cache is None:
@@ -123,7 +125,10 @@ def _confine(path: str, access: str, policy: Policy, cwd: Path, services: Any) -
         where = roots.get(key[:2])
         if where is None:
             where = roots[key[:2]] = policy.roots(access, cwd)
-        found = known[key] = confine(path, where, cwd, access)
+        resolver = cache.get("files:resolver")
+        if resolver is None:
+            resolver = cache["files:resolver"] = FolderResolver()
+        found = known[key] = confine(path, where, cwd, access, resolver)
     return found
 
 

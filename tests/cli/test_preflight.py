@@ -156,6 +156,26 @@ def test_inferred_requirements_for_every_step_kind(cli, work: Path, tmp_path: Pa
     }
 
 
+def test_writes_into_folders_are_checked_per_folder(cli, work: Path) -> None:
+    """Files in two folders, interleaved: each one's check answers for its own folder
+    (the folder's answer is kept for the next file in it, never given to another)."""
+    (work / "here").mkdir()
+    steps = "".join(
+        f"  - provider: files\n    args: [write, ./{folder}/{n}.txt, x]\n"
+        for n in (1, 2)
+        for folder in ("here", "gone")
+    )
+    write(work / "cap.md", capability("version: v1\nworkflow:\n" + steps))
+    code, doc = preflight(cli, "cap.md")
+    assert code == 5
+    for n in (1, 2):
+        here = by_id(doc, f"path:write:{work / 'here' / f'{n}.txt'}")
+        gone = by_id(doc, f"path:write:{work / 'gone' / f'{n}.txt'}")
+        assert (here["readiness"], gone["readiness"]) == ("True", "False")
+        assert str(work / "here") in here["reason"] and "writable" in here["reason"]
+        assert str(work / "gone") in gone["reason"] and "does not exist" in gone["reason"]
+
+
 # -- network ----------------------------------------------------------------------------------------
 
 GITHUB_STEP = "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, acme/app]\n"
