@@ -197,15 +197,20 @@ def interleave(
     *,
     warmup: Sequence[str] = (),
 ) -> dict[str, list[float]]:
-    """Run the variants round-robin (A, B, A, B, ...) ``reps`` times; returns the samples.
+    """Run the variants in rounds, ``reps`` times; returns the samples.
 
-    ``warmup`` names variants run once, untimed, before the first round.
+    The order alternates: A, B, C in one round, C, B, A in the next. A machine
+    whose speed drifts during a round (this VM's disk slows as fsyncs pile up,
+    by several times over one figure) would otherwise always favour the
+    variants measured first; alternating cancels a steady drift over each pair
+    of rounds. ``warmup`` names variants run once, untimed, before the first round.
     """
     for name in warmup:
         variants[name]()
     samples: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(reps):
-        for name, measure in variants.items():
+    order = list(variants.items())
+    for round_number in range(reps):
+        for name, measure in order if round_number % 2 == 0 else reversed(order):
             samples[name].append(measure())
     return samples
 
