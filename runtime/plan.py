@@ -149,9 +149,10 @@ def plan_step(
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:])
     decision = policy.decide_operation(provider.name, resolved)
-    inspection = Inspection()
     inspect = getattr(provider, "inspect", None)
-    if inspect is not None:
+    if inspect is None:
+        inspection = Inspection()
+    else:
         inspection = inspect(operation, call, ws, services)
         if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
             decision = inspection.decision

@@ -124,16 +124,16 @@ def inferred(plan: Plan) -> Requirements:
     """Requirements read off the resolved plan (after substitution)."""
     out = Requirements()
     cap = plan.capability
-    seen: set[str] = set()
+    seen: dict[str, Requirement] = {}
 
     def add(req: Requirement) -> None:
-        if req.id in seen:
+        first = seen.get(req.id)
+        if first is not None:
             if req.type == "credential":  # one credential per host: the union of the scopes needed
-                first = next(r for r in out.items if r.id == req.id)
                 scopes = first.target.setdefault("scopes", [])
                 scopes.extend(s for s in req.target.get("scopes", []) if s not in scopes)
             return
-        seen.add(req.id)
+        seen[req.id] = req
         req.origin = "inferred"
         out.add(req)
 
@@ -187,19 +187,25 @@ def inferred(plan: Plan) -> Requirements:
             )
         host = s.inspection.credential_host
         if s.operation.credential and host:
-            add(
-                Requirement(
-                    f"credential:{s.operation.credential}:{host}",
-                    "credential",
-                    {
-                        "name": s.operation.credential,
-                        "host": host,
-                        "scopes": list(s.operation.scopes),
-                    },
-                    source=where,
-                    step=s.index,
+            credential_id = f"credential:{s.operation.credential}:{host}"
+            known = seen.get(credential_id)
+            if known is not None:  # the scopes this step needs join the first one's
+                scopes = known.target.setdefault("scopes", [])
+                scopes.extend(scope for scope in s.operation.scopes if scope not in scopes)
+            else:
+                add(
+                    Requirement(
+                        credential_id,
+                        "credential",
+                        {
+                            "name": s.operation.credential,
+                            "host": host,
+                            "scopes": list(s.operation.scopes),
+                        },
+                        source=where,
+                        step=s.index,
+                    )
                 )
-            )
         for h in s.inspection.hosts:
             if new(f"host:{h}"):
                 add(

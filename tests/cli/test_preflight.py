@@ -176,6 +176,24 @@ def test_writes_into_folders_are_checked_per_folder(cli, work: Path) -> None:
         assert str(work / "gone") in gone["reason"] and "does not exist" in gone["reason"]
 
 
+def test_one_credential_requirement_per_host_with_every_scope_its_steps_need(
+    cli, work: Path
+) -> None:
+    """Steps needing read:org, notifications and read:org again, then one needing none:
+    one credential requirement for github.com, its scopes in order of first need."""
+    steps = "".join(
+        f"  - provider: github\n    args: [{args}]\n"
+        for args in ("org, list", "notification, list", "team, list, acme", "user, get")
+    )
+    write(work / "cap.md", capability("version: v1\nworkflow:\n" + steps))
+    env = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    _, doc = preflight(cli, "cap.md", extra=env)
+    credentials = [c for c in doc["checks"] if c["type"] == "credential"]
+    assert [c["id"] for c in credentials] == ["credential:github:github.com"]
+    assert credentials[0]["target"]["scopes"] == ["read:org", "notifications"]
+    assert credentials[0]["source"] == "step 1"
+
+
 # -- network ----------------------------------------------------------------------------------------
 
 GITHUB_STEP = "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, acme/app]\n"
