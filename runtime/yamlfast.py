@@ -100,20 +100,25 @@ class _Composer:
         """A block list or mapping whose first entry starts at ``column`` of line ``index``."""
         if content == "-" or content.startswith("- "):
             return self._sequence(index, column, content, depth)
-        if _KEY.match(content):
-            return self._mapping(index, column, content, depth)
+        key = _KEY.match(content)
+        if key is not None:
+            return self._mapping(index, column, content, depth, key)
         raise _Decline  # a bare scalar, a flow collection, an indicator...
 
-    def _mapping(self, index: int, column: int, content: str, depth: int) -> tuple[Node, int]:
+    def _mapping(
+        self, index: int, column: int, content: str, depth: int, match: re.Match[str] | None
+    ) -> tuple[Node, int]:
+        """A block mapping; ``match`` is its first key's, when the caller has it."""
         self._count(depth)
         number = self.lines[index][0]
         pairs: list[tuple[Node, Node]] = []
-        node = Node("map", number, column, pairs=pairs)
+        node = Node("map", number, column, "", (), pairs)
         seen: dict[str, Node] = {}
         while True:
-            match = _KEY.match(content)
             if match is None:
-                raise _Decline
+                match = _KEY.match(content)
+                if match is None:
+                    raise _Decline
             self._count(depth + 1)
             key = Node("scalar", number, column, match.group(1))
             rest = content[match.end() :]
@@ -135,6 +140,7 @@ class _Composer:
                 return node, index
             if indent > column:
                 raise _Decline  # a continuation line, or indentation we do not expect
+            match = None
 
     def _nested(self, index: int, column: int, depth: int) -> tuple[Node, int]:
         """The value of a key written alone on its line (``key:``)."""
@@ -152,7 +158,7 @@ class _Composer:
         self._count(depth)
         number = self.lines[index][0]
         items: list[Node] = []
-        node = Node("seq", number, column, items=items)
+        node = Node("seq", number, column, "", items)
         while True:
             if not content.startswith("- "):
                 raise _Decline  # '-' alone: the item is on the next lines
@@ -160,8 +166,9 @@ class _Composer:
             item_column = column + len(content) - len(item)
             if not item or item[0] == "#" or item == "-" or item.startswith("- "):
                 raise _Decline
-            if _KEY.match(item):
-                value, index = self._mapping(index, item_column, item, depth + 1)
+            key = _KEY.match(item)
+            if key is not None:
+                value, index = self._mapping(index, item_column, item, depth + 1, key)
             else:
                 value = self._inline(item, number, item_column, depth + 1)
                 index += 1
@@ -185,7 +192,7 @@ class _Composer:
             self._count(depth)
             value, end = _quoted(text, 0)
             self._rest(text, end)
-            return Node("scalar", number, column, text=value, plain=False)
+            return Node("scalar", number, column, value, (), (), False)
         if first in _NOT_FIRST and not (first == "-" and text[1:2] not in ("", " ")):
             raise _Decline
         self._count(depth)
@@ -199,7 +206,7 @@ class _Composer:
         """A flow list written on one line: ``[a, "b c", 'd']``; returns it and its end."""
         self._count(depth)
         items: list[Node] = []
-        node = Node("seq", number, column, items=items)
+        node = Node("seq", number, column, "", items)
         close = text.find("]")
         if close > 0 and not _FLOW_NOT_SIMPLE.search(text, 1, close):
             # plain items only (most args lists): split at the commas; each item must be
@@ -229,7 +236,7 @@ class _Composer:
             self._count(depth + 1)
             if text[position] in "'\"":
                 value, end = _quoted(text, position)
-                items.append(Node("scalar", number, column + position, text=value, plain=False))
+                items.append(Node("scalar", number, column + position, value, (), (), False))
             else:
                 match = _FLOW_PLAIN.match(text, position)
                 if match is None:
