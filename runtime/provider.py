@@ -169,15 +169,36 @@ class BoundCall:
 
 def match_operation(operations: Sequence[Operation], args: Sequence[str]) -> Operation | None:
     """The operation whose words are the longest prefix of ``args``."""
-    first = args[0] if args else None
+    index = _by_first_word(operations)
     best: Operation | None = None
-    for op in operations:
-        if op.words and op.words[0] != first:  # most operations differ in their first word
-            continue
+    for op in index.get(args[0], index[None]) if args else index[None]:
         n = len(op.words)
         if tuple(args[:n]) == op.words and (best is None or n > len(best.words)):
             best = op
     return best
+
+
+# id(operations) -> (operations, first word -> the operations that can match).
+# A provider's operations are one tuple for the life of the process: a step looks
+# only at the operations its first arg can start (a GitHub step looked at all
+# twenty; bench/, figure 7d).
+_FIRST_WORDS: dict[int, tuple[Sequence[Operation], dict[str | None, list[Operation]]]] = {}
+
+
+def _by_first_word(operations: Sequence[Operation]) -> dict[str | None, list[Operation]]:
+    """First word -> the operations starting with it, in declared order, plus those
+    without words (a prefix of any args); ``None`` -> only those without words."""
+    known = _FIRST_WORDS.get(id(operations))
+    if known is not None and known[0] is operations:
+        return known[1]
+    index: dict[str | None, list[Operation]] = {None: [op for op in operations if not op.words]}
+    for op in operations:
+        first = op.words[0] if op.words else None
+        if first is not None and first not in index:
+            index[first] = [o for o in operations if not o.words or o.words[0] == first]
+    if isinstance(operations, tuple):  # kept (with the tuple itself); a list may change
+        _FIRST_WORDS[id(operations)] = (operations, index)
+    return index
 
 
 def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[BindingProblem]]:
@@ -195,7 +216,8 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
             in_flags = True
             binding.passthrough.append(index)
             continue
-        match = OPTION_RE.match(arg) if operation.accepts_options else None
+        # an option is KEY=VALUE: without "=" the pattern is not tried
+        match = OPTION_RE.match(arg) if "=" in arg and operation.accepts_options else None
         if match is not None:
             key = match.group(1)
             if operation.options is not None and key not in names:
