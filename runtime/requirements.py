@@ -10,6 +10,7 @@ input. Collecting requirements has no side effect; checking them is
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,12 +127,16 @@ def inferred(plan: Plan) -> Requirements:
     cap = plan.capability
     seen: dict[str, Requirement] = {}
 
+    def join_scopes(first: Requirement, needed: Iterable[str]) -> None:
+        # one credential per host: the union of the scopes its steps need
+        scopes = first.target.setdefault("scopes", [])
+        scopes.extend(scope for scope in needed if scope not in scopes)
+
     def add(req: Requirement) -> None:
         first = seen.get(req.id)
         if first is not None:
-            if req.type == "credential":  # one credential per host: the union of the scopes needed
-                scopes = first.target.setdefault("scopes", [])
-                scopes.extend(s for s in req.target.get("scopes", []) if s not in scopes)
+            if req.type == "credential":
+                join_scopes(first, req.target.get("scopes", []))
             return
         seen[req.id] = req
         req.origin = "inferred"
@@ -189,9 +194,8 @@ def inferred(plan: Plan) -> Requirements:
         if s.operation.credential and host:
             credential_id = f"credential:{s.operation.credential}:{host}"
             known = seen.get(credential_id)
-            if known is not None:  # the scopes this step needs join the first one's
-                scopes = known.target.setdefault("scopes", [])
-                scopes.extend(scope for scope in s.operation.scopes if scope not in scopes)
+            if known is not None:  # not built again: the scopes this step needs join
+                join_scopes(known, s.operation.scopes)
             else:
                 add(
                     Requirement(
