@@ -158,7 +158,11 @@ class FolderResolver:
     over every component (a ``lstat`` each, in Python) for every path. The
     result is the same as ``os.path.realpath(path)``: the folder resolves as
     it would inside the full walk, and a final name that is a symbolic link
-    (or is ``.``, ``..`` or empty) goes through ``realpath`` whole.
+    (or is ``.``, ``..`` or empty) goes through ``realpath`` whole. So does a
+    path with a doubled slash: where a link loop stops ``realpath`` (3.11)
+    early, it joins what is left of the path, and a leading slash left there
+    makes the rest absolute (``loop//a`` is ``/a``); the resolver keeps to
+    that answer rather than a more sensible one.
 
     One resolver lives for one run's planning (the folder results are as old
     as the run, like the :class:`Confined` results built from them; execution
@@ -170,7 +174,7 @@ class FolderResolver:
 
     def __call__(self, path: str) -> str:
         folder, name = os.path.split(path)
-        if not folder or name in ("", ".", ".."):
+        if not folder or name in ("", ".", "..") or "//" in path:
             return os.path.realpath(path)
         real = self._folders.get(folder)
         if real is None:
