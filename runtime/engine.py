@@ -298,6 +298,11 @@ def _run_step(
     except RuntimeFailure as exc:
         return done("failed", error=exc.message, hint=exc.hint)
     except Exception as exc:  # a bug in a provider: the step fails and is recorded, no traceback
+        if ws.environ.get("RUNTIME_DEBUG") == "1":  # asked for: where it happened, redacted
+            import sys
+            import traceback
+
+            sys.stderr.write(redactor.text(traceback.format_exc()))
         return done(
             "failed",
             error=f"internal error in {planned.label}: {type(exc).__name__}",

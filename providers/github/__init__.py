@@ -2,7 +2,7 @@
 
 This module is only the declaration: twenty operations as data, each with the
 transport the provider chose for it (REST, GraphQL or the ``gh`` CLI). The
-implementation in :mod:`providers.github.ops` (and httpx) is imported when a
+implementation in :mod:`providers.github.ops` (and httpcore) is imported when a
 step runs.
 """
 

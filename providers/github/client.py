@@ -1,4 +1,4 @@
-"""The REST and GraphQL transport: one httpx client per host per run, keep-alive.
+"""The REST and GraphQL transport: one connection pool per host per run, keep-alive.
 
 What it guarantees:
 
@@ -10,8 +10,11 @@ What it guarantees:
   reset time. 502/503/504 on an idempotent request are retried twice.
 - Redirects are followed by hand (at most 5): the token goes only to the
   origin it belongs to; a write is never redirected to another host.
-- Network errors, timeouts, truncated and malformed bodies are clear step
-  failures.
+- Network errors, timeouts, truncated, malformed and undecodable bodies are
+  clear step failures.
+
+The exchanges themselves go through :mod:`providers.github.wire` (httpcore's
+connection pool, with httpx's behaviour on the wire).
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-import httpx
-
+from providers.github import wire
 from providers.github.endpoints import Endpoints
+from providers.github.wire import Headers, Reply
 from runtime import __version__
 from runtime.execution import StepError
 
@@ -43,7 +46,7 @@ LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 @dataclass
 class Response:
     status: int
-    headers: httpx.Headers
+    headers: Headers
     data: Any
     url: str
 
@@ -59,38 +62,6 @@ def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
         raise StepError(
             str(exc), hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates"
         ) from None
-
-
-_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
-
-
-class Reply:
-    """A response read in full within the deadline: its status, headers and decoded body.
-
-    Lighter than building a second ``httpx.Response`` around the body (measured in
-    bench/, figure 7d). The headers are as received: ``content-encoding`` and
-    ``content-length`` describe the wire form, not :attr:`content`.
-    """
-
-    __slots__ = ("content", "headers", "reason_phrase", "status_code", "url")
-
-    def __init__(self, response: httpx.Response, content: bytes) -> None:
-        self.status_code = response.status_code
-        self.reason_phrase = response.reason_phrase
-        self.headers = response.headers
-        self.url = response.url
-        self.content = content
-
-    def json(self) -> Any:
-        return json.loads(self.content)
-
-    @property
-    def text(self) -> str:
-        found = _CHARSET.search(self.headers.get("content-type", ""))
-        try:
-            return self.content.decode(found.group(1) if found else "utf-8", errors="replace")
-        except LookupError:  # an unknown charset
-            return self.content.decode("utf-8", errors="replace")
 
 
 @lru_cache(maxsize=256)  # a run asks for the same few URLs at every request
@@ -132,20 +103,19 @@ class GitHubHTTP:
         # and never less than 10 s (a loaded machine or a slow server is not a trickle)
         self.total_timeout = max(3 * timeout, 10.0)
         self.requests = 0
-        self.client = httpx.Client(
-            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-            verify=ssl_context(environ),
-            follow_redirects=False,
-            trust_env=False,
-            headers={
+        # no proxy from the environment, no cookies, redirects followed by hand (below)
+        self.wire = wire.Wire(
+            ssl_context(environ),
+            timeout,
+            {
                 "Accept": "application/vnd.github+json",
-                "X-GitHub-Api-Version": "2022-11-28",
                 "User-Agent": f"runtime/{__version__}",
+                "X-GitHub-Api-Version": "2022-11-28",
             },
         )
 
     def close(self) -> None:
-        self.client.close()
+        self.wire.close()
 
     # -- one request, with redirects and bounded retries -----------------------------
     def url_for(self, path: str) -> str:
@@ -199,10 +169,9 @@ class GitHubHTTP:
 
     def _send_following(self, method: str, url: str, params: Any, body: Any, shown: str) -> Reply:
         homes = self._homes
-        if params:
-            # merge, so that a query string already in the path is kept
-            url = str(httpx.URL(url).copy_merge_params(params))
-            params = None
+        if params:  # merged, so that a query string already in the path is kept
+            url = wire.with_params(url, params)
+        encoded = wire.json_body(body) if body is not None else None
         for _ in range(MAX_REDIRECTS + 1):
             if self.check_host is not None:
                 self.check_host(urlsplit(url).hostname or "")
@@ -211,15 +180,25 @@ class GitHubHTTP:
                 headers["Authorization"] = f"Bearer {self._token}"
             try:
                 self.requests += 1
-                response = self._send_bounded(
-                    method, url, params, body if body is not None else None, headers
+                response = self.wire.exchange(
+                    method, url, headers, encoded, time.monotonic() + self.total_timeout
                 )
-            except httpx.TimeoutException:
+            except wire.TIMEOUTS:
                 raise StepError(
                     f"timed out waiting for {urlsplit(url).hostname}: {shown}",
                     hint="check the network, or raise RUNTIME_GITHUB_TIMEOUT (seconds)",
                 ) from None
-            except httpx.HTTPError as exc:
+            except wire.InvalidURL as exc:
+                raise StepError(
+                    f"not a URL that can be requested: {shown} ({_short(str(exc))})",
+                    hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
+                ) from None
+            except wire.DecodingError as exc:
+                raise StepError(
+                    f"{urlsplit(url).hostname} sent a body that is not valid {exc.coding}: {shown}",
+                    hint="retry later; if it persists the server or a proxy is corrupting responses",
+                ) from None
+            except wire.FAILURES as exc:
                 raise StepError(
                     f"cannot reach {urlsplit(url).hostname}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
                     hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
@@ -236,32 +215,9 @@ class GitHubHTTP:
                     hint="a write is never sent to a host other than the one configured",
                 )
             if response.status_code == 303:
-                method, body = "GET", None
-            url, params = target, None
+                method, encoded = "GET", None
+            url = target
         raise StepError(f"too many redirects: {shown}", hint="check the host configuration")
-
-    def _send_bounded(
-        self, method: str, url: str, params: Any, body: Any, headers: dict[str, str]
-    ) -> Reply:
-        """One request whose whole response must arrive within the timeout.
-
-        httpx's timeouts bound each read; a server that trickles a byte at a time
-        would never trip them, so the body is streamed against one deadline.
-        """
-        deadline = time.monotonic() + self.total_timeout
-        request = self.client.build_request(method, url, params=params, json=body, headers=headers)
-        response = self.client.send(request, stream=True)
-        try:
-            chunks = []
-            for chunk in response.iter_bytes():  # decoded
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout(
-                        "the response did not complete in time", request=request
-                    )
-        finally:
-            response.close()
-        return Reply(response, b"".join(chunks))
 
     # -- decoding and errors ----------------------------------------------------------
     def _decode(self, response: Reply, shown: str) -> Any:

@@ -228,7 +228,7 @@ def _spare_the_exit() -> None:
     """At interpreter exit, freeze the heap (``gc.freeze``) before it is torn down.
 
     Shutdown runs full cyclic collections, each walking every object still alive:
-    all of typer, click and, after a GitHub step, httpx and every step's parsed
+    all of typer, click and, after a GitHub step, httpcore and every step's parsed
     response. Frozen objects are left out of them, and the memory goes back to the
     system with the process anyway. Measured here: ~64 ms of a one-step GitHub run's
     exit down to ~11 ms, and ~35 us less per GitHub step (bench/, figure 7d).

@@ -69,6 +69,10 @@ class GitHubDouble:
         self.extra_tokens: dict[str, str] = dict(extra_tokens or {})
         self.state = State(viewer=login)
         self.rate_limit = rate_limit
+        #: Compress response bodies with this coding ("gzip", "deflate", or "deflate-raw":
+        #: raw deflate sent as "deflate", as some servers do) when the request's
+        #: Accept-Encoding lists it, as GitHub does; None sends bodies as they are.
+        self.compress: str | None = None
         self._preload_schema = preload_schema
         self._faults = FaultRegistry()
         self._rest = RestApi(self.state, lambda: self.scopes, self._rate_resources)
@@ -342,7 +346,10 @@ class GitHubDouble:
         ``status`` is ignored by kinds that keep the routed status
         (``delay``, ``truncate``, ``cut_json``, ``malformed_json``).
         """
-        if kind in ("delay", "truncate", "cut_json", "malformed_json", "drop") and status == 500:
+        if (
+            kind in ("delay", "truncate", "cut_json", "malformed_json", "bad_encoding", "drop")
+            and status == 500
+        ):
             status = None
         return self._faults.add(
             path_regex,
@@ -405,6 +412,10 @@ class GitHubDouble:
         """Answer with a JSON content type and a syntactically invalid body."""
         return self.inject(path_regex, None, count, kind="malformed_json", body=body)
 
+    def inject_bad_encoding(self, path_regex: str, count: int | None = 1) -> Fault:
+        """Declare ``Content-Encoding: gzip`` on a body that is not gzip."""
+        return self.inject(path_regex, None, count, kind="bad_encoding")
+
     def inject_redirect(
         self, path_regex: str, target: str, count: int | None = 1, *, status: int = 302
     ) -> Fault:
@@ -425,7 +436,7 @@ class GitHubDouble:
     # -------------------------------------------------------------- counters
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Every request received, as ``(method, path, headers)`` tuples."""
+        """Every request received, as ``(method, path, headers, body)`` tuples."""
         with self._counter_lock:
             return list(self._requests)
 

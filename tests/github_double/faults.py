@@ -21,12 +21,13 @@ FaultKind = Literal[
     "cut_json",  # valid HTTP framing, but the JSON body is cut in half
     "malformed_json",  # JSON content type with a syntactically invalid body
     "redirect",  # 301/302/307/308 with a Location header
+    "bad_encoding",  # Content-Encoding: gzip on a body that is not gzip
 ]
 
 #: Kinds that replace the normal response before routing.
 PRE_ROUTE_KINDS = frozenset({"status", "rate_limit", "secondary_rate_limit", "drop", "redirect"})
 #: Kinds that mangle the normal response after routing.
-POST_ROUTE_KINDS = frozenset({"truncate", "cut_json", "malformed_json"})
+POST_ROUTE_KINDS = frozenset({"truncate", "cut_json", "malformed_json", "bad_encoding"})
 
 
 @dataclass

@@ -14,15 +14,17 @@ DOCS = "https://docs.github.com/rest"
 
 
 class RecordedRequest(NamedTuple):
-    """One request as received: ``(method, path, headers)``.
+    """One request as received: ``(method, path, headers, body)``.
 
     ``path`` is the raw request target including the query string;
-    ``headers`` maps lower-cased header names to values.
+    ``headers`` maps lower-cased header names to values; ``body`` is the
+    request body as it arrived (de-chunked).
     """
 
     method: str
     path: str
     headers: dict[str, str]
+    body: bytes = b""
 
 
 @dataclass

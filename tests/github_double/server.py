@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import secrets
 import socket
@@ -11,12 +12,13 @@ import struct
 import threading
 import time
 import traceback
+import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .faults import Fault
+from .faults import POST_ROUTE_KINDS, Fault
 from .http_types import DOCS, ApiError, RecordedRequest, Request, Response, error_body
 
 if TYPE_CHECKING:
@@ -129,6 +131,15 @@ class _Handler(BaseHTTPRequestHandler):
     # ---------------------------------------------------------- output
     def _write(self, response: Response, *, declared_length: int | None = None) -> None:
         self.send_response(response.status)
+        body = response.body
+        mode = self._compression(response)
+        if mode is not None:
+            coding = "deflate" if mode == "deflate-raw" else mode
+            response = Response(
+                response.status,
+                _compress(response.body, mode),
+                {**response.headers, "Content-Encoding": coding},
+            )
         for name, value in response.headers.items():
             self.send_header(name, value)
         body = b"" if self.command == "HEAD" else response.body
@@ -143,12 +154,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         self.wfile.flush()
 
+    def _compression(self, response: Response) -> str | None:
+        """How to compress ``response`` (the double's ``compress``, if the client accepts it)."""
+        wanted = self.server.double.compress
+        if wanted is None or not response.body or "Content-Encoding" in response.headers:
+            return None
+        name = "deflate" if wanted == "deflate-raw" else wanted
+        listed = self.headers.get("Accept-Encoding", "").split(",")
+        accepted = {c.split(";")[0].strip().lower() for c in listed}
+        return wanted if name in accepted else None
+
     # --------------------------------------------------------- dispatch
     def _dispatch(self) -> None:
         double = self.server.double
         body = self._read_body()
         headers = {name.lower(): value for name, value in self.headers.items()}
-        double._record(RecordedRequest(self.command, self.path, headers))
+        double._record(RecordedRequest(self.command, self.path, headers, body))
         split = urlsplit(self.path)
         route_path, api_prefix = _strip_prefix(split.path)
         fault = double._faults.take(self.command, (route_path, split.path, self.path))
@@ -167,7 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(self._fault_response(fault, request_id))
             return
         response = self._respond(route_path, api_prefix, split.query, headers, body, request_id)
-        if fault is not None and fault.kind in ("truncate", "cut_json", "malformed_json"):
+        if fault is not None and fault.kind in POST_ROUTE_KINDS:
             self._write_mangled(response, fault)
             return
         self._write(response)
@@ -324,6 +345,10 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
+        if fault.kind == "bad_encoding":
+            headers = {**response.headers, "Content-Encoding": "gzip"}
+            self._write(Response(response.status, b"not gzip at all" + body, headers))
+            return
         if fault.kind == "cut_json":
             mangled = body[: max(len(body) // 2, 1)]
         else:
@@ -333,6 +358,15 @@ class _Handler(BaseHTTPRequestHandler):
         headers = dict(response.headers)
         headers["Content-Type"] = "application/json; charset=utf-8"
         self._write(Response(response.status, mangled, headers))
+
+
+def _compress(body: bytes, mode: str) -> bytes:
+    if mode == "gzip":
+        return gzip.compress(body, mtime=0)
+    if mode == "deflate-raw":
+        raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        return raw.compress(body) + raw.flush()
+    return zlib.compress(body)
 
 
 def _phrase(status: int) -> str:

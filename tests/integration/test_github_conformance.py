@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
 import jsonschema
 import pytest
 from graphql import GraphQLSchema, OperationDefinitionNode, parse, validate
@@ -253,27 +252,6 @@ def gh() -> Iterator[GitHubDouble]:
         yield double
 
 
-@dataclass
-class Sent:
-    method: str
-    path: str
-    body: bytes
-
-
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
-    """Every request httpx sends in this process, as the client put it on the wire."""
-    log: list[Sent] = []
-    original = httpx.Client.send
-
-    def send(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        log.append(Sent(request.method, request.url.raw_path.decode("ascii"), request.read()))
-        return original(self, request, **kwargs)
-
-    monkeypatch.setattr(httpx.Client, "send", send)
-    return log
-
-
 def github_env(gh: GitHubDouble) -> dict[str, str]:
     return {
         "GITHUB_API_URL": gh.api_url,
@@ -299,7 +277,7 @@ def _call_params() -> list[Any]:
 
 @pytest.mark.parametrize("call", _call_params())
 def test_rest_operation_sends_only_declared_documented_requests(
-    cli: Any, gh: GitHubDouble, sent: list[Sent], openapi: dict[str, Any], call: Call
+    cli: Any, gh: GitHubDouble, openapi: dict[str, Any], call: Call
 ) -> None:
     run_github(cli, gh, *call.args)
     assert gh.errors == []
@@ -324,8 +302,8 @@ def test_rest_operation_sends_only_declared_documented_requests(
     assert not problems, "\n".join(problems)
     assert routes == list(call.routes)
 
-    # JSON bodies, as the client sent them, against the route's request schema.
-    for request in sent:
+    # JSON bodies, as the double received them, against the route's request schema.
+    for request in gh.requests:
         if not request.body or urlsplit(request.path).path == graphql_path:
             continue
         (route,) = templates_for(request.method, urlsplit(request.path).path)
@@ -341,7 +319,7 @@ def test_rest_operation_sends_only_declared_documented_requests(
 
 
 def test_repo_create_private_visibility_without_org_is_not_public(
-    cli: Any, gh: GitHubDouble, sent: list[Sent], openapi: dict[str, Any]
+    cli: Any, gh: GitHubDouble, openapi: dict[str, Any]
 ) -> None:
     """visibility=private for a personal repository: refused locally, or sent as private=true."""
     result = cli(
@@ -354,7 +332,7 @@ def test_repo_create_private_visibility_without_org_is_not_public(
         "visibility=private",
         extra_env=github_env(gh),
     )
-    posts = [r for r in sent if r.method == "POST"]
+    posts = [r for r in gh.requests if r.method == "POST"]
     if result.code != 0:
         assert posts == [], "a refused step must not have sent the request"
         return
