@@ -131,7 +131,6 @@ class _Handler(BaseHTTPRequestHandler):
     # ---------------------------------------------------------- output
     def _write(self, response: Response, *, declared_length: int | None = None) -> None:
         self.send_response(response.status)
-        body = response.body
         mode = self._compression(response)
         if mode is not None:
             coding = "deflate" if mode == "deflate-raw" else mode

@@ -4,7 +4,7 @@
 speaks HTTPS to it, so the loopback double runs with ``tls=True`` and the
 test's Runtime Home gets a context whose ``github_host`` is the double
 (``localhost:PORT``). ``SSL_CERT_FILE`` (which the policy passes through to
-gh, and which the runtime's own httpx client honours) trusts the double's
+gh, and which the runtime's own HTTP client honours) trusts the double's
 throwaway CA.
 
 What gh receives cannot be seen from the server, so some tests put a fake
