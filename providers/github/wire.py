@@ -62,10 +62,9 @@ class Headers(Mapping[str, str]):
     """Response headers by case-insensitive name; a repeated field reads as its
     values joined with ``", "`` (as :class:`httpx.Headers` reads it)."""
 
-    __slots__ = ("_fields", "raw")
+    __slots__ = ("_fields",)
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
-        self.raw = raw
         fields: dict[str, str] = {}
         for name, value in raw:
             key = name.decode("latin-1").lower()

@@ -405,11 +405,7 @@ def gh() -> Iterator[GitHubDouble]:
 
 
 def github_env(gh: GitHubDouble) -> dict[str, str]:
-    return {
-        "GITHUB_API_URL": gh.api_url,
-        "GITHUB_GRAPHQL_URL": gh.graphql_url,
-        "RUNTIME_GITHUB_TOKEN": TOKEN,
-    }
+    return gh.runtime_env()
 
 
 GITHUB_STEPS = """\

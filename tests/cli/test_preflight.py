@@ -209,11 +209,7 @@ def gh() -> Iterator[GitHubDouble]:
 
 @pytest.fixture
 def genv(gh: GitHubDouble) -> dict[str, str]:
-    return {
-        "GITHUB_API_URL": gh.api_url,
-        "GITHUB_GRAPHQL_URL": gh.graphql_url,
-        "RUNTIME_GITHUB_TOKEN": TOKEN,
-    }
+    return gh.runtime_env()
 
 
 @pytest.mark.parametrize(

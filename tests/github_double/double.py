@@ -184,6 +184,14 @@ class GitHubDouble:
             raise RuntimeError("ca_file is only available with GitHubDouble(tls=True)")
         return str(self._certs.ca_file)
 
+    def runtime_env(self) -> dict[str, str]:
+        """Environment variables that point ``runtime`` at this double, with its token."""
+        return {
+            "GITHUB_API_URL": self.api_url,
+            "GITHUB_GRAPHQL_URL": self.graphql_url,
+            "RUNTIME_GITHUB_TOKEN": self.token,
+        }
+
     def gh_env(self, config_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
         """Environment variables that point the ``gh`` CLI at this double.
 

@@ -253,12 +253,7 @@ def gh() -> Iterator[GitHubDouble]:
 
 
 def github_env(gh: GitHubDouble) -> dict[str, str]:
-    return {
-        "GITHUB_API_URL": gh.api_url,
-        "GITHUB_GRAPHQL_URL": gh.graphql_url,
-        "RUNTIME_GITHUB_TOKEN": TOKEN,
-        "RUNTIME_GITHUB_MAX_WAIT": "1",
-    }
+    return {**gh.runtime_env(), "RUNTIME_GITHUB_MAX_WAIT": "1"}
 
 
 def run_github(cli: Any, gh: GitHubDouble, *args: str) -> dict[str, Any]:

@@ -30,12 +30,7 @@ def gh() -> Iterator[GitHubDouble]:
 
 @pytest.fixture
 def genv(gh: GitHubDouble) -> dict[str, str]:
-    return {
-        "GITHUB_API_URL": gh.api_url,
-        "GITHUB_GRAPHQL_URL": gh.graphql_url,
-        "RUNTIME_GITHUB_TOKEN": TOKEN,
-        "RUNTIME_GITHUB_MAX_WAIT": "3",
-    }
+    return {**gh.runtime_env(), "RUNTIME_GITHUB_MAX_WAIT": "3"}
 
 
 def run(cli: Any, genv: dict[str, str], *args: str, extra: dict[str, str] | None = None) -> Any:
