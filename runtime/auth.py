@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import MissingCredential
+from runtime.errors import MissingCredential, RuntimeFailure
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
@@ -23,10 +23,21 @@ KEYRING_USER = "token"
 
 
 def host_of_api_url(url: str) -> str:
-    """The credential host a REST base URL belongs to (api.github.com is github.com)."""
-    from urllib.parse import urlsplit
+    """The credential host a REST base URL belongs to (api.github.com is github.com).
 
-    netloc = urlsplit(url).netloc.lower()
+    ``url`` is GITHUB_API_URL's value: one that cannot be read as a URL (an
+    unclosed IPv6 bracket, a port out of range) or that carries a user or
+    password is a failure naming it (a host is never ``user:password@host``).
+    """
+    from runtime.network import setting_url
+
+    try:
+        parts = setting_url(url, "GITHUB_API_URL")
+    except ValueError as exc:
+        raise RuntimeFailure(
+            str(exc), hint="fix or unset GITHUB_API_URL", code="invalid-setting"
+        ) from None
+    netloc = parts.netloc.lower()
     return DEFAULT_HOST if netloc in ("api.github.com", "github.com") else netloc
 
 

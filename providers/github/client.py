@@ -35,6 +35,7 @@ from providers.github.endpoints import Endpoints
 from providers.github.wire import Headers, Reply
 from runtime import __version__
 from runtime.execution import StepError
+from runtime.network import split_url
 
 IDEMPOTENT = frozenset({"GET", "HEAD"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -66,7 +67,11 @@ def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
 
 @lru_cache(maxsize=256)  # a run asks for the same few URLs at every request
 def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
+    """Scheme, host and port; a URL that cannot be read has none (it is no token's home)."""
+    try:
+        parts = split_url(url)
+    except ValueError:
+        return "", "", None
     return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
@@ -142,7 +147,7 @@ class GitHubHTTP:
     ) -> Response:
         method = method.upper()
         url = self.url_for(path)
-        shown = f"{method} {urlsplit(url).path}"
+        shown = f"{method} {_route(url)}"
         waited = 0.0
         server_retries = 0
         rate_retries = 0
@@ -173,8 +178,15 @@ class GitHubHTTP:
             url = wire.with_params(url, params)
         encoded = wire.json_body(body) if body is not None else None
         for _ in range(MAX_REDIRECTS + 1):
+            try:
+                host = urlsplit(url).hostname or ""
+            except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+                raise StepError(
+                    f"not a URL that can be requested: {shown} ({exc})",
+                    hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
+                ) from None
             if self.check_host is not None:
-                self.check_host(urlsplit(url).hostname or "")
+                self.check_host(host)
             headers = {}
             if _origin(url) in homes:
                 headers["Authorization"] = f"Bearer {self._token}"
@@ -185,7 +197,7 @@ class GitHubHTTP:
                 )
             except wire.TIMEOUTS:
                 raise StepError(
-                    f"timed out waiting for {urlsplit(url).hostname}: {shown}",
+                    f"timed out waiting for {host}: {shown}",
                     hint="check the network, or raise RUNTIME_GITHUB_TIMEOUT (seconds)",
                 ) from None
             except wire.InvalidURL as exc:
@@ -195,12 +207,12 @@ class GitHubHTTP:
                 ) from None
             except wire.DecodingError as exc:
                 raise StepError(
-                    f"{urlsplit(url).hostname} sent a body that is not valid {exc.coding}: {shown}",
+                    f"{host} sent a body that is not valid {exc.coding}: {shown}",
                     hint="retry later; if it persists the server or a proxy is corrupting responses",
                 ) from None
             except wire.FAILURES as exc:
                 raise StepError(
-                    f"cannot reach {urlsplit(url).hostname}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
+                    f"cannot reach {host}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
                     hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
                 ) from None
             if response.status_code not in REDIRECTS:
@@ -208,10 +220,10 @@ class GitHubHTTP:
             location = response.headers.get("location")
             if not location:
                 return response
-            target = urljoin(str(response.url), location)
+            target = _join(response.url, location, f"{response.status_code} redirect of {shown}")
             if _origin(target) not in homes and method not in IDEMPOTENT:
                 raise StepError(
-                    f"{response.status_code} redirect of {shown} to another host ({urlsplit(target).hostname}) refused",
+                    f"{response.status_code} redirect of {shown} to another host ({_origin(target)[1] or target}) refused",
                     hint="a write is never sent to a host other than the one configured",
                 )
             if response.status_code == 303:
@@ -318,13 +330,17 @@ class GitHubHTTP:
                 page = next((v for v in page.values() if isinstance(v, list)), [])
             if not isinstance(page, list):
                 raise StepError(
-                    f"expected a list from GET {urlsplit(url).path}, got {type(page).__name__}"
+                    f"expected a list from GET {_route(url)}, got {type(page).__name__}"
                 )
             items.extend(page)
             if limit is not None and len(items) >= limit:
                 return items[:limit], status
             match = LINK_NEXT.search(response.headers.get("link", ""))
-            url = urljoin(response.url, match.group(1)) if match else None
+            url = (
+                _join(response.url, match.group(1), f"the next page of GET {_route(path)}")
+                if match
+                else None
+            )
         return items, status
 
     def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> Response:
@@ -343,6 +359,25 @@ class GitHubHTTP:
                 f"GraphQL error: {_short(messages, 400)}", http_status=response.status, data=data
             )
         return response
+
+
+def _route(url: str) -> str:
+    """The path of ``url``, for messages (the text itself if it cannot be read)."""
+    try:
+        return urlsplit(url).path
+    except ValueError:
+        return _short(url, 80)
+
+
+def _join(base: str, reference: str, what: str) -> str:
+    """``reference`` (a Location or a Link target from the server) read against ``base``."""
+    try:
+        return urljoin(base, reference)
+    except ValueError as exc:
+        raise StepError(
+            f"{what} points to {_short(reference, 80)!r}, which is not a valid URL ({exc})",
+            hint="the server sent a malformed link; retry later, or report it to the server's owner",
+        ) from None
 
 
 def _error_detail(error: Any) -> str:

@@ -13,10 +13,11 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from runtime.auth import host_of_api_url
 from runtime.execution import StepError
+from runtime.network import setting_url
 
 DEFAULT_HOST = "github.com"
 
@@ -58,8 +59,16 @@ def is_loopback(hostname: str | None) -> bool:
         return False
 
 
+def _parse(url: str, variable: str) -> SplitResult:
+    """``url`` split; refused if it cannot be read or carries credentials."""
+    try:
+        return setting_url(url, variable)
+    except ValueError as exc:
+        raise StepError(str(exc), hint=f"fix or unset {variable}") from None
+
+
 def _check_url(url: str, variable: str) -> str:
-    parts = urlsplit(url)
+    parts = _parse(url, variable)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise StepError(
             f"{variable}={url!r} is not an http(s) URL", hint=f"fix or unset {variable}"
@@ -69,8 +78,6 @@ def _check_url(url: str, variable: str) -> str:
             f"{variable} uses plain http:// for {parts.hostname}; only loopback addresses may use http",
             hint="use https://",
         )
-    if parts.username or parts.password:
-        raise StepError(f"{variable} must not carry credentials in the URL", hint=f"fix {variable}")
     return url.rstrip("/")
 
 
@@ -82,6 +89,8 @@ def resolve(
 ) -> Endpoints:
     api_env = environ.get("GITHUB_API_URL")
     graphql_env = environ.get("GITHUB_GRAPHQL_URL")
+    if api_env:  # refused before anything reads its host (a host is never user:pw@host)
+        _parse(api_env, "GITHUB_API_URL")
     if context_host:
         host = context_host
         source = source_label or f"context '{context_name}'"

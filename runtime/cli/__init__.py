@@ -188,20 +188,32 @@ def _argv_wants_json(argv: list[str]) -> bool:
 
 
 def _report_failure(failure: RuntimeFailure, as_json: bool) -> int:
-    from runtime.cli.render import emit_json, err, paint, problem_line
+    from runtime.cli.render import emit_json, paint, problem_line
+    from runtime.cli.render import err as write_err
+    from runtime.redact import Redactor
+
+    # A failure can quote what the user gave (an environment variable, an argument): a
+    # token shape or a URL's user:password in it is redacted here, where every failure
+    # of every command leaves the process.
+    redact = Redactor()
+
+    def err(text: str) -> None:
+        write_err(redact.text(text))
 
     if as_json:
         emit_json(
-            {
-                "ok": False,
-                "exit_code": int(failure.exit_code),
-                "error": {
-                    "code": failure.code,
-                    "message": failure.message,
-                    "hint": failure.hint,
-                    "problems": [p.to_json() for p in failure.problems],
-                },
-            }
+            redact.data(
+                {
+                    "ok": False,
+                    "exit_code": int(failure.exit_code),
+                    "error": {
+                        "code": failure.code,
+                        "message": failure.message,
+                        "hint": failure.hint,
+                        "problems": [p.to_json() for p in failure.problems],
+                    },
+                }
+            )
         )
     else:
         if failure.problems:

@@ -179,3 +179,50 @@ def test_a_github_step_does_not_import_httpx(
     modules = set(report["modules"])
     assert "httpcore" in modules  # the request went out
     assert not {m for m in modules if m.split(".")[0] in ("httpx", "rich", "click")}
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [("http://127.0.0.1:99999", "Port out of range"), ("http://[::1", "Invalid IPv6 URL")],
+)
+def test_a_github_api_url_that_is_not_a_url_is_refused_by_name(
+    cli: Any, genv: dict[str, str], url: str, reason: str
+) -> None:
+    """urlsplit raises only when the port is read: each reader used to crash (exit 70)."""
+    env = {**genv, "GITHUB_API_URL": url}
+    step = cli("github", "repo", "view", "acme/app", extra_env=env)
+    status = cli("auth", "status", extra_env=env)
+    for result, code in ((step, 3), (status, 2)):
+        text = result.stdout + result.stderr
+        assert result.code == code, text
+        assert f"GITHUB_API_URL={url!r} is not a valid URL ({reason}" in text
+        assert "internal error" not in text and "Traceback" not in text
+
+
+def test_a_redirect_to_a_location_that_is_not_a_url_fails_the_step(
+    cli: Any, gh: GitHubDouble, genv: dict[str, str]
+) -> None:
+    gh.inject(r"^/repos/acme/app$", 302, headers={"Location": "http://[::1/elsewhere"})
+    result = cli("github", "repo", "view", "acme/app", extra_env=genv)
+    text = result.stdout + result.stderr
+    assert result.code == 1
+    assert "302 redirect of GET /repos/acme/app points to 'http://[::1/elsewhere'" in text
+    assert "not a valid URL" in text and "internal error" not in text
+
+
+@pytest.mark.parametrize("url", ["http://me:hunter2pass@[::1", "ftp://me:hunter2pass@example.com"])
+@pytest.mark.parametrize("output", [(), ("--output", "json")])
+def test_a_refusal_quoting_a_url_does_not_show_its_password(
+    cli: Any, genv: dict[str, str], url: str, output: tuple[str, ...]
+) -> None:
+    """Failures leave the process through one reporter, which redacts what they quote."""
+    env = {**genv, "GITHUB_API_URL": url}
+    refused = cli(*output, "github", "repo", "view", "acme/app", extra_env=env)
+    text = refused.stdout + refused.stderr
+    assert refused.code == 3, text
+    assert "GITHUB_API_URL" in text
+    if "[::1" in url:  # quoted whole in the message: the reporter redacts the password
+        assert "[REDACTED]@" in text
+    status = cli(*output, "auth", "status", extra_env=env)
+    assert status.code == 2, status.stdout + status.stderr
+    assert "hunter2pass" not in text + status.stdout + status.stderr
