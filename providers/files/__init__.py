@@ -26,7 +26,10 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         words=("write",),
-        summary="Write CONTENT to PATH exactly (atomic replace; the parent folder must exist)",
+        summary=(
+            "Write CONTENT to PATH exactly (atomic replace; an existing file keeps its "
+            "read/write bits, never execute bits; the parent folder must exist)"
+        ),
         transport="local",
         effect="write",
         positionals=(
@@ -37,7 +40,10 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         words=("append",),
-        summary="Append CONTENT and a newline to PATH (created if missing)",
+        summary=(
+            "Append CONTENT and a newline to PATH (created if missing; "
+            "keeps read/write bits, never execute bits)"
+        ),
         transport="local",
         effect="write",
         positionals=(
@@ -75,7 +81,10 @@ OPERATIONS: tuple[Operation, ...] = (
 
 class FilesProvider:
     name = "files"
-    summary = "Local files, confined to the policy's read and write roots"
+    summary = (
+        "Local files, confined to the policy's read and write roots; "
+        "never writes Runtime Home, the policy file or .git"
+    )
     operations = OPERATIONS
 
     def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:

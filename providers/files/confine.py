@@ -342,3 +342,95 @@ def _walk_error(
     if exc.errno == errno.EACCES:
         return StepError(f"permission denied opening the folder {folder}")
     return StepError(f"cannot open the folder {folder}: {exc.strerror}")
+
+
+# -- protected paths ----------------------------------------------------------------------
+
+PROTECTED_HOME = "protected path: Runtime Home"
+PROTECTED_GIT = "protected path: .git"
+PROTECTED_POLICY = "protected path: policy file"
+
+# Code points HFS+ ignores in names (git's is_hfs_dotgit skips them too): ".g\u200cit" is ".git".
+_HFS_IGNORABLE = dict.fromkeys(
+    (*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF)
+)
+
+
+@dataclass(frozen=True)
+class Protected:
+    """Real paths no write ever touches, whatever the roots say.
+
+    ``home`` is Runtime Home (the folder and everything in it: the audit log,
+    the policy, contexts, configuration); ``policy_file`` the user policy file
+    wherever it lies. Both are resolved like the targets they are compared with.
+    """
+
+    home: str
+    policy_file: str | None = None
+
+    @classmethod
+    def of(cls, home: Path, policy_file: Path | None, cwd: Path) -> Protected:
+        def real(path: Path) -> str:
+            return os.path.realpath(os.path.join(os.fspath(cwd), os.fspath(path)))
+
+        return cls(real(home), real(policy_file) if policy_file is not None else None)
+
+
+def is_dotgit(name: str) -> bool:
+    """Whether git may take the name ``name`` for ``.git``.
+
+    Case-insensitively (a case-insensitive file system makes ``.GIT`` the
+    repository's metadata), ignoring the code points HFS+ ignores and the
+    trailing dots and spaces NTFS drops, and NTFS's short name ``git~1``.
+    """
+    folded = name.translate(_HFS_IGNORABLE).casefold().rstrip(" .")
+    return folded in (".git", "git~1")
+
+
+def protected_refusal(confined: Confined, protected: Protected) -> tuple[str, PolicyRefusal] | None:
+    """The rule and refusal when a write would touch a protected path, else ``None``.
+
+    Refused: anything at or inside Runtime Home, the user policy file, and
+    anything at or inside a path component named ``.git`` (a folder, or a
+    gitfile ``gitdir: ...``) in the real path or in the path as given (a
+    symbolic link named ``.git`` is taken for one by git).
+    """
+    given = confined.given
+    resolved = os.fspath(confined.resolved)
+    home = protected.home
+    if resolved == home or resolved.startswith(home.rstrip(os.sep) + os.sep):
+        relation = "is" if resolved == home else "is inside"
+        return PROTECTED_HOME, PolicyRefusal(
+            f"refused: {given!r} {relation} Runtime Home ({home}), which capabilities never "
+            "write: it holds the audit log, the policy, contexts and configuration",
+            hint="write somewhere outside Runtime Home, and change runtime's own files yourself; "
+            "run capabilities from a project folder rather than the folder that contains Home",
+        )
+    if protected.policy_file is not None and resolved == protected.policy_file:
+        return PROTECTED_POLICY, PolicyRefusal(
+            f"refused: {given!r} is the user policy file ({protected.policy_file}), which "
+            "capabilities never write: it decides what they may do",
+            hint="edit the policy yourself, outside a capability; write the data to another file",
+        )
+    where = _dotgit_prefix(resolved.split(os.sep))
+    if where is None:
+        where = _dotgit_prefix(given.split(os.sep))
+    if where is not None:
+        path, last = where
+        relation = "is" if last else "is inside"
+        return PROTECTED_GIT, PolicyRefusal(
+            f"refused: {given!r} {relation} {path!r}, a git repository's metadata (.git), which "
+            "capabilities never write: its config and hooks name programs git runs",
+            hint="change a repository with `git` steps; write files in its working tree, "
+            "not under .git",
+        )
+    return None
+
+
+def _dotgit_prefix(parts: list[str]) -> tuple[str, bool] | None:
+    """The path up to the first ``.git`` component, and whether that is the last one."""
+    for index, part in enumerate(parts):
+        if part and is_dotgit(part):
+            rest = [p for p in parts[index + 1 :] if p]
+            return os.sep.join(parts[: index + 1]) or os.sep, not rest
+    return None

@@ -5,9 +5,16 @@ path must be inside a policy root) and then through a descriptor walk
 (:func:`providers.files.confine.open_parent`), so each file operation is
 relative to a directory descriptor and never follows a symbolic link.
 
+Writes never touch a protected path, whatever the roots say
+(:func:`providers.files.confine.protected_refusal`: Runtime Home, the user
+policy file, ``.git``); :func:`guard` checks it at plan time and again when
+the step runs.
+
 Writes are atomic: the new content goes to a temporary file in the same
 folder, is flushed to disk and renamed over the target. Writers of one
-folder serialize on an ``flock`` of the folder's descriptor.
+folder serialize on an ``flock`` of the folder's descriptor. A file written
+over keeps only the read and write bits of its old mode (never execute,
+setuid, setgid or sticky bits).
 """
 
 from __future__ import annotations
@@ -18,19 +25,22 @@ import itertools
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from providers.files.confine import (
     Confined,
     FolderResolver,
     ParentMissing,
+    Protected,
     confine,
     describe_roots,
     open_parent,
     policy_key,
+    protected_refusal,
     refusal_hint,
 )
 from runtime.errors import PolicyRefusal
@@ -38,14 +48,14 @@ from runtime.execution import StepError, StepOutcome
 from runtime.policy import Decision, Policy
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from runtime.execution import StepEnvironment
     from runtime.plan import Inspection
     from runtime.provider import BoundCall, Operation
     from runtime.workspace import Workspace
 
 MAX_READ_BYTES = 16 * 1024 * 1024
+# The bits of an existing file's mode a write or append keeps: read and write only.
+KEPT_MODE_BITS = 0o666
 TEMP_MARK = ".runtime-tmp-"
 _CHUNK = 1024 * 1024
 
@@ -71,6 +81,13 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     positional, access = _ACCESS[word]
     path = _positional(call, positional, operation)
     confined = _confine(path, access, env.policy, env.cwd, env.services)
+    if access == "write":
+        # Checked again at use, with Home and the policy file resolved afresh: an
+        # earlier step may have moved them (or put a link in their place) since the plan.
+        workspace = getattr(env.services, "workspace", None)
+        found = guard(confined, workspace, env.environ, env.cwd, None)
+        if found is not None:
+            raise found[1]
     cache = getattr(env.services, "cache", None)
     token = _SWEPT.set(cache.setdefault("files:swept", set()) if cache is not None else None)
     try:
@@ -101,7 +118,46 @@ def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any)
     except PolicyRefusal as refusal:
         rule = f"{policy_key(access)} ({source})"
         return Inspection(decision=Decision(False, rule, refusal.message))
+    if access == "write":
+        cache = getattr(services, "cache", None)
+        found = guard(confined, ws, getattr(ws, "environ", {}), ws.cwd, cache)
+        if found is not None:
+            rule, protected = found
+            return Inspection(
+                decision=Decision(False, rule, protected.message, protected.hint or "")
+            )
     return Inspection(paths=[(str(confined.resolved), access)])
+
+
+def guard(
+    confined: Confined,
+    ws: Any,
+    environ: Mapping[str, str],
+    cwd: Path,
+    cache: dict[str, Any] | None,
+) -> tuple[str, PolicyRefusal] | None:
+    """The rule and refusal when a write would touch a protected path, else ``None``.
+
+    The one check of plan time and execution. Runtime Home and the policy file
+    come from the workspace (``ws.home.root``, ``ws.policy_file``); without one
+    (a direct call) from ``environ`` as the workspace would find them. With a
+    ``cache`` (planning) their real paths are resolved once per run; execution
+    passes none and resolves them for every write.
+    """
+    protected: Protected | None = cache.get("files:protected") if cache is not None else None
+    if protected is None:
+        home = getattr(ws, "home", None)
+        if home is not None:
+            protected = Protected.of(home.root, ws.policy_file, cwd)
+        else:
+            from runtime.home import home_path
+
+            explicit = environ.get("RUNTIME_POLICY_FILE")
+            policy_file = Path(explicit).expanduser() if explicit else None
+            protected = Protected.of(home_path(environ), policy_file, cwd)
+        if cache is not None:
+            cache["files:protected"] = protected
+    return protected_refusal(confined, protected)
 
 
 def _confine(path: str, access: str, policy: Policy, cwd: Path, services: Any) -> Confined:
@@ -258,8 +314,9 @@ def _sweep_stale(fd: int, name: str) -> list[str]:
 def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> int:
     """Write ``chunks`` to a temporary file, flush it to disk, rename it over ``name``.
 
-    ``mode`` keeps an existing file's permissions; ``None`` creates the file
-    with 0o666 less the umask (the kernel applies it). Returns the bytes written.
+    ``mode`` is the mode to give the file (:func:`_kept_mode` of the file it
+    replaces); ``None`` creates it with 0o666 less the umask (the kernel applies
+    it). Returns the bytes written.
     """
     temp = f"{_temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}"
     written = 0
@@ -293,6 +350,12 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
     # fsynced: after a power loss the rename may be lost (the old content remains), which
     # costs one fsync per write less (measured in bench/, figure 5).
     return written
+
+
+def _kept_mode(st: os.stat_result) -> int:
+    """An existing file's read and write bits: a write never keeps execute, setuid,
+    setgid or sticky bits (replacing a script's content must not leave it runnable)."""
+    return stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS
 
 
 def _existing_file(confined: Confined, fd: int, name: str) -> os.stat_result | None:
@@ -429,7 +492,7 @@ def _write(confined: Confined, call: BoundCall) -> StepOutcome:
         with _parent(confined, lock=True) as fd:
             _sweep_stale(fd, name)
             st = _existing_file(confined, fd, name)
-            mode = stat.S_IMODE(st.st_mode) if st is not None else None
+            mode = _kept_mode(st) if st is not None else None
             # The rename replaces the directory entry: if the old file had other
             # hard links, they keep the old content; no other link is modified.
             written = _replace(fd, name, [data], mode)
@@ -462,7 +525,7 @@ def _append(confined: Confined, call: BoundCall) -> StepOutcome:
                         fd,
                         name,
                         itertools.chain(_chunks(ffd), [addition]),
-                        stat.S_IMODE(st.st_mode),
+                        _kept_mode(st),
                     )
                 finally:
                     os.close(ffd)

@@ -729,7 +729,9 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     cache = home / "default-policy.json"
     relative = os.path.relpath(cache, tmp_path)
     result = cli("files", "write", relative, json.dumps(doc), cwd=tmp_path)
-    assert result.code == 0, result.stdout + result.stderr  # inside the write root: allowed
+    assert result.code == 3, result.stdout + result.stderr  # Home is never written by a step
+    assert "inside Runtime Home" in result.stderr
+    cache.write_text(json.dumps(doc), encoding="utf-8")  # planted by hand instead
     result = cli("files", "delete", "victim.txt")
     assert result.code == 3, f"the default denial was lifted: {result.stdout}{result.stderr}"
     assert "denied_operations: files delete" in result.stdout + result.stderr

@@ -1,0 +1,296 @@
+"""Protected paths: the files provider never writes Runtime Home, the user policy file or
+``.git``, whatever the roots say; a write over a file never keeps its execute bits.
+
+Through the real entry point (``cli``): ``runtime files ...`` and capabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import capability, write
+
+HOME_FILES = {
+    "policy.yaml": "timeout_seconds: 300\n",
+    "config.yaml": "capability_sources:\n  - caps\n",
+    "contexts.json": '{"active": null, "contexts": {}}\n',
+}
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root``: a file's bytes, None for a folder."""
+    return {
+        str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def audit_lines(home: Path) -> list[str]:
+    return (home / "audit" / "audit.jsonl").read_text().splitlines()
+
+
+@pytest.fixture
+def user(tmp_path: Path, env: dict[str, str]) -> Path:
+    """HOME=<tmp>/user and no RUNTIME_HOME: Home is the platformdirs default under it."""
+    path = tmp_path / "user"
+    path.mkdir()
+    env.pop("RUNTIME_HOME")
+    env["HOME"] = str(path)
+    return path
+
+
+def populate(cli: Callable[..., Any], home: Path, cwd: Path) -> None:
+    """Home with the user's files and an audit log holding earlier records."""
+    assert cli("bootstrap", cwd=cwd).code == 0
+    for name, text in HOME_FILES.items():
+        write(home / name, text)
+    assert cli("files", "write", "first.txt", "hello", cwd=cwd).code == 0
+    assert any("first.txt" in line for line in audit_lines(home))
+
+
+def assert_intact(home: Path, before: dict[str, bytes | None]) -> None:
+    """Home unchanged, except for records appended to the audit log (earlier ones kept)."""
+    after, before = snapshot(home), dict(before)
+    log = "audit/audit.jsonl"
+    old_log, new_log = before.pop(log), after.pop(log)
+    assert after == before
+    assert old_log is not None and new_log is not None and new_log.startswith(old_log)
+    for line in new_log.splitlines():  # every line a runtime record, none forged
+        record = json.loads(line)
+        assert "forged" not in record and "event" in record
+
+
+HOME_ATTACKS = [
+    ("write", "audit/audit.jsonl", '{"forged":1}'),
+    ("append", "audit/audit.jsonl", '{"forged":1}'),
+    ("write", "policy.yaml", "write_roots: [/]"),
+    ("append", "policy.yaml", "write_roots: [/]"),
+    ("write", "contexts.json", "{}"),
+    ("write", "config.yaml", "capability_sources: [/tmp]"),
+    ("write", "new.txt", "x"),
+    ("mkdir", "audit/more", None),
+    ("mkdir", "capabilities", None),
+]
+
+
+def test_home_inside_the_working_folder_is_never_written(
+    cli: Callable[..., Any], user: Path
+) -> None:
+    from runtime.home import home_path
+
+    home = user / ".local" / "share" / "runtime"
+    populate(cli, home, user)
+    # the platformdirs default under HOME (the cli fixture leaves no XDG_DATA_HOME set)
+    assert "XDG_DATA_HOME" not in os.environ and "RUNTIME_HOME" not in os.environ
+    assert home_path(os.environ) == home
+    before = snapshot(home)
+    for word, below, content in HOME_ATTACKS:
+        given = f".local/share/runtime/{below}"
+        args = ["files", word, given] + ([content] if content is not None else [])
+        result = cli(*args, cwd=user)
+        assert result.code == 3, (args, result.stdout, result.stderr)
+        assert f"{given!r} is inside Runtime Home ({home})" in result.stderr, result.stderr
+        assert "protected path: Runtime Home" in result.stderr
+        assert "which capabilities never write" in result.stderr
+    # the folder itself, by an absolute path, and a delete (also denied by the default policy)
+    itself = cli("files", "mkdir", str(home), cwd=user)
+    assert itself.code == 3 and f"is Runtime Home ({home})" in itself.stderr
+    absolute = cli("files", "write", str(home / "audit" / "audit.jsonl"), "{}", cwd=user)
+    assert absolute.code == 3 and "protected path: Runtime Home" in absolute.stderr
+    assert cli("files", "delete", ".local/share/runtime/policy.yaml", cwd=user).code == 3
+    assert_intact(home, before)
+    # the next run still records into the same, intact log
+    assert cli("files", "write", "second.txt", "x", cwd=user).code == 0
+    assert any("second.txt" in line for line in audit_lines(home))
+
+
+def test_home_set_by_runtime_home_inside_the_working_folder(
+    cli: Callable[..., Any], work: Path, env: dict[str, str]
+) -> None:
+    home = work / "state"
+    env["RUNTIME_HOME"] = str(home)
+    populate(cli, home, work)
+    before = snapshot(home)
+    for word, below, content in HOME_ATTACKS:
+        args = ["files", word, f"state/{below}"] + ([content] if content is not None else [])
+        result = cli(*args)
+        assert result.code == 3, (args, result.stdout, result.stderr)
+        assert f"is inside Runtime Home ({home})" in result.stderr
+    assert_intact(home, before)
+
+
+def test_home_through_symbolic_links(
+    cli: Callable[..., Any], work: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    # Home named through a link: its real folder is protected
+    real = work / "real-home"
+    os.symlink(real, work / "home-link")
+    env["RUNTIME_HOME"] = str(work / "home-link")
+    real.mkdir()
+    populate(cli, real, work)
+    # and a link in the working folder pointing to Home
+    os.symlink(real, work / "h")
+    before = snapshot(real)
+    for path in ("real-home/policy.yaml", "home-link/policy.yaml", "h/policy.yaml"):
+        result = cli("files", "write", path, "write_roots: [/]")
+        assert result.code == 3, (path, result.stderr)
+        assert f"{path!r} is inside Runtime Home ({real})" in result.stderr
+    appended = cli("files", "append", "h/audit/audit.jsonl", '{"forged":1}')
+    assert appended.code == 3 and "protected path: Runtime Home" in appended.stderr
+    assert_intact(real, before)
+
+
+def test_git_metadata_is_never_written(cli: Callable[..., Any], work: Path) -> None:
+    write(work / ".git" / "config", "[core]\n")
+    (work / "sub").mkdir()
+    (work / ".GIT").mkdir()
+    (work / "other").mkdir()
+    write(work / "realgit" / "config", "[core]\n")
+    os.symlink("../realgit", work / "other" / ".git")
+    before = snapshot(work)
+    attacks = [
+        ("write", ".git/config", "[alias]\n\tx = !touch pwned\n", "is inside '"),
+        ("append", ".git/config", "[core]\n\tfsmonitor = touch pwned", "is inside '"),
+        ("write", ".git/hooks/pre-commit", "touch pwned", "is inside '"),
+        ("mkdir", "sub/.git", None, "is '"),
+        ("write", "sub/.git", "gitdir: ../evil", "is '"),
+        ("write", ".GIT/config", "[core]", "is inside '"),
+        ("write", ".Git", "gitdir: evil", "is '"),
+        ("write", "other/.git/config", "[core]", "is inside 'other/.git'"),
+        ("write", str(work / ".git" / "config"), "[core]", f"is inside '{work / '.git'}'"),
+    ]
+    for word, path, content, relation in attacks:
+        args = ["files", word, path] + ([content] if content is not None else [])
+        result = cli(*args)
+        assert result.code == 3, (args, result.stdout, result.stderr)
+        assert f"refused: {path!r} {relation}" in result.stderr, result.stderr
+        assert "a git repository's metadata (.git)" in result.stderr
+        assert "protected path: .git" in result.stderr
+    assert snapshot(work) == before
+    assert not (work / "pwned").exists()
+    # names that merely contain ".git" stay writable, and reading .git is unchanged
+    (work / "my.git").mkdir()
+    (work / ".github" / "workflows").mkdir(parents=True)
+    for path in ("my.git/x", ".github/workflows/ci.yml", ".gitignore", "sub/.gitkeep"):
+        assert cli("files", "write", path, "ok").code == 0, path
+        assert (work / path).read_text() == "ok"
+    assert cli("files", "mkdir", "sub/git").code == 0
+    assert cli("files", "read", ".git/config").code == 0
+    assert cli("files", "list", ".git").code == 0
+
+
+def test_policy_file_is_never_written(cli: Callable[..., Any], work: Path, tmp_path: Path) -> None:
+    policy = write(work / "policy.yaml", "denied_binaries: [ls]\n")
+    extra = {"RUNTIME_POLICY_FILE": str(policy)}
+    for word in ("write", "append"):
+        result = cli("files", word, "policy.yaml", "allowed_binaries: [rm]", extra_env=extra)
+        assert result.code == 3, result.stderr
+        assert f"refused: 'policy.yaml' is the user policy file ({policy})" in result.stderr
+        assert "protected path: policy file" in result.stderr
+    assert policy.read_text() == "denied_binaries: [ls]\n"
+    # named through a link outside the working folder: its real file is protected
+    target = write(work / "real-policy.yaml", "denied_binaries: [ls]\n")
+    (tmp_path / "conf").mkdir()
+    os.symlink(target, tmp_path / "conf" / "link.yaml")
+    linked = {"RUNTIME_POLICY_FILE": str(tmp_path / "conf" / "link.yaml")}
+    result = cli("files", "write", "real-policy.yaml", "{}", extra_env=linked)
+    assert result.code == 3 and "protected path: policy file" in result.stderr
+    assert target.read_text() == "denied_binaries: [ls]\n"
+    # other files in the same folder are writable
+    assert cli("files", "write", "notes.txt", "x", extra_env=extra).code == 0
+
+
+def test_plan_shows_the_refusal_and_nothing_runs(
+    cli: Callable[..., Any], user: Path, tmp_path: Path
+) -> None:
+    home = user / ".local" / "share" / "runtime"
+    populate(cli, home, user)
+    write(
+        user / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, notes.txt, ok]\n"
+            "  - provider: files\n    args: [write, .local/share/runtime/policy.yaml, x]\n"
+            "  - provider: files\n    args: [mkdir, repo/.git]\n"
+        ),
+    )
+    (user / "repo").mkdir()
+    before_home, before_user = snapshot(home), snapshot(user)
+    before_home.pop("audit/audit.jsonl")
+    plan = cli("--output", "json", "capability", "plan", "cap.md", cwd=user)
+    assert plan.code == 3, plan.stdout + plan.stderr
+    decisions = [s["decision"] for s in plan.json()["steps"]]
+    assert decisions[0]["allowed"]
+    assert decisions[1]["allowed"] is False
+    assert decisions[1]["rule"] == "protected path: Runtime Home"
+    assert "'.local/share/runtime/policy.yaml' is inside Runtime Home" in decisions[1]["reason"]
+    assert decisions[2]["rule"] == "protected path: .git"
+    executed = cli("capability", "execute", "cap.md", cwd=user)
+    assert executed.code == 3
+    assert "step 2 (files write .local/share/runtime/policy.yaml x) refused by" in executed.stderr
+    after_user = snapshot(user)
+    after_home = snapshot(home)
+    after_home.pop("audit/audit.jsonl")
+    assert after_home == before_home
+    assert {k: v for k, v in after_user.items() if not k.startswith(".local")} == {
+        k: v for k, v in before_user.items() if not k.startswith(".local")
+    }
+    assert not (user / "notes.txt").exists() and not (user / "repo" / ".git").exists()
+
+
+def test_execution_checks_again_without_the_plan(
+    cli: Callable[..., Any], work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth: with the plan-time check gone, the step itself still refuses."""
+    from providers.files import ops
+    from runtime.plan import Inspection
+
+    monkeypatch.setattr(ops, "inspect", lambda *args: Inspection())
+    write(work / ".git" / "config", "[core]\n")
+    result = cli("files", "write", ".git/config", "[core]\n\tfsmonitor = x")
+    assert result.code == 3
+    shown = result.stdout + result.stderr  # the step's own refusal is on the step's line
+    assert f"refused: '.git/config' is inside '{work / '.git'}'" in shown
+    assert "change a repository with `git` steps" in shown
+    assert (work / ".git" / "config").read_text() == "[core]\n"
+    policy = write(work / "policy.yaml", "timeout_seconds: 300\n")
+    env = {"RUNTIME_POLICY_FILE": str(policy)}
+    refused = cli("files", "append", "policy.yaml", "x", extra_env=env)
+    assert refused.code == 3
+    assert f"is the user policy file ({policy})" in refused.stdout + refused.stderr
+    assert policy.read_text() == "timeout_seconds: 300\n"
+
+
+def _chmod_or_skip(path: Path, mode: int) -> None:
+    os.chmod(path, mode)
+    if stat.S_IMODE(path.stat().st_mode) != mode:
+        pytest.skip(f"this file system does not keep mode {mode:o} for a file")
+
+
+@pytest.mark.parametrize("word", ["write", "append"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (0o755, 0o644),
+        (0o700, 0o600),
+        (0o775, 0o664),
+        (0o4755, 0o644),
+        (0o2755, 0o644),
+        (0o1755, 0o644),
+    ],
+)
+def test_writing_over_a_file_drops_execute_and_special_bits(
+    cli: Callable[..., Any], work: Path, word: str, old: int, new: int
+) -> None:
+    tool = write(work / "tool.sh", "#!/bin/sh\necho old\n")
+    _chmod_or_skip(tool, old)
+    result = cli("files", word, "tool.sh", "echo hi")
+    assert result.code == 0, result.stdout + result.stderr
+    assert stat.S_IMODE(tool.stat().st_mode) == new
+    assert tool.read_text().endswith("echo hi" + ("\n" if word == "append" else ""))
