@@ -183,3 +183,42 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(value, dict):
                 yield value
+
+
+def run_states(records: list[dict[str, Any]], host: str | None = None) -> dict[str, str]:
+    """The state of each run that started in ``records`` and has no ``run.end``.
+
+    ``running`` while the process that started it is alive on this host, else
+    ``abandoned``: it was killed (SIGKILL, a power cut) before it could record
+    its end, so its last step may have been cut short.
+    """
+    import socket
+
+    here = host if host is not None else socket.gethostname()
+    started: dict[str, dict[str, Any]] = {}
+    for record in records:
+        run_id = record.get("run_id")
+        if not isinstance(run_id, str):
+            continue
+        if record.get("event") == "run.start":
+            started[run_id] = record
+        elif record.get("event") in ("run.end", "run.refused"):
+            started.pop(run_id, None)
+    states: dict[str, str] = {}
+    for run_id, record in started.items():
+        pid = record.get("pid")
+        alive = record.get("host") == here and isinstance(pid, int) and _alive(pid)
+        states[run_id] = "running" if alive else "abandoned"
+    return states
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, and belongs to someone else
+    return True

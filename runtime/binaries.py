@@ -1,16 +1,26 @@
-"""Running an allow-listed binary step: bounded environment, mapped credentials, no shell."""
+"""Running an allow-listed binary step: bounded environment, mapped credentials, no shell.
+
+The program gets the policy's allow-listed variables and only the
+credentials mapped to it; git also gets the hardened configuration of
+:mod:`runtime.githarden` (no system or global config but the user's
+identity, no program started by repository configuration, hooks off unless
+the policy turns them on). It runs as :meth:`StepEnvironment.run_program`
+runs every program: confined where the system allows it.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 
 from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.process import ProcessStartError, run_process
+from runtime.process import ProcessStartError
 
 
 def child_environment(
     env: StepEnvironment,
     binary: str,
+    path: str,
     credential: str | None,
     host: str | None,
     config_dir: str | None = None,
@@ -25,10 +35,29 @@ def child_environment(
             name: env.environ[name] for name in names if name in env.environ
         }
     child = dict(allowed)
+    if _is_git(binary, path):
+        child.update(git_environment(env, path))
     if credential is not None and config_dir is not None:
         auth = env.services.auth
         child.update(auth.binary_environment(credential, host or auth.default_host(), config_dir))
     return child
+
+
+def _is_git(binary: str, path: str) -> bool:
+    return binary == "git" or os.path.basename(os.path.realpath(path)) == "git"
+
+
+def git_environment(env: StepEnvironment, git: str) -> dict[str, str]:
+    """The hardened git configuration for this run (the identity is read once per run)."""
+    from runtime.githarden import git_environment as hardened
+    from runtime.githarden import read_identity
+
+    cache = env.services.cache
+    found: dict[str, str] | None = cache.get("git-environment")
+    if found is None:
+        identity = read_identity(git, env.environ)
+        found = cache["git-environment"] = hardened(identity, hooks=env.policy.git_hooks[0])
+    return found
 
 
 def run_binary(
@@ -39,28 +68,16 @@ def run_binary(
     credential: str | None = None,
     host: str | None = None,
 ) -> StepOutcome:
-    # a mapped binary (gh) gets a config folder of its own for this step, never the caller's;
-    # an unmapped one gets none (creating and removing a folder per step costs ~3 ms)
+    # a mapped binary (gh) gets a config folder of its own for this step, never the caller's
     folder: contextlib.AbstractContextManager[str | None] = contextlib.nullcontext(None)
     if credential is not None:
-        import tempfile  # here: ~10 ms to import, and only mapped binaries need it
-
-        folder = tempfile.TemporaryDirectory(prefix=f"runtime-{binary}-")
+        folder = env.launcher.scratch(binary)
     try:
         with folder as config_dir:
-            child = child_environment(env, binary, credential, host, config_dir)
-            result = run_process(
-                [path, *args],
-                env=child,
-                cwd=env.cwd,
-                timeout=env.timeout,
-                on_output=env.on_output,
-                redact=env.redactor.text,
-            )
+            child = child_environment(env, binary, path, credential, host, config_dir)
+            result = env.run_program([path, *args], child, config_dir)
     except ProcessStartError as exc:
-        raise StepError(
-            str(exc), hint="check that the binary is installed and executable"
-        ) from None
+        raise StepError(str(exc), hint=_start_hint(exc)) from None
     output = result.stdout
     if result.stderr:
         output = output + ("" if not output or output.endswith("\n") else "\n") + result.stderr
@@ -78,4 +95,15 @@ def run_binary(
         outcome.hint = "raise the limit with --timeout SECONDS or timeout_seconds in a user policy"
     elif result.exit_code != 0:
         outcome.error = f"{binary} exited with code {result.exit_code}"
+        if env.launcher.confined and result.stderr.startswith("bwrap:"):
+            outcome.hint = (
+                "the step runs confined: it reads only the policy's roots and system_paths "
+                "(`runtime policy show`); a program or file outside them is not there"
+            )
     return outcome
+
+
+def _start_hint(exc: ProcessStartError) -> str:
+    if "Argument list too long" in exc.message:
+        return "the arguments are too long for one program start: pass less data per step"
+    return "check that the binary is installed and executable"

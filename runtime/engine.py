@@ -34,6 +34,7 @@ class StepResult:
     duration_ms: float = 0.0
     error: str | None = None
     hint: str | None = None
+    signum: int | None = None  # the signal that terminated the step (status "terminated")
 
     def to_json(self, redactor: Redactor) -> dict[str, Any]:
         doc = self.planned.to_json(redactor)
@@ -178,7 +179,7 @@ def execute_plan(
             if result.status == "interrupted":
                 stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
             elif result.status == "terminated":
-                stop, run.exit_code = "terminated", int(ExitCode.TERMINATED)
+                stop, run.exit_code = "terminated", 128 + (result.signum or 15)
             elif result.status == "refused":
                 stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
             elif result.status == "missing-credential":
@@ -192,9 +193,10 @@ def execute_plan(
         # recorded as interrupted, the rest as not run, and run.end is still written
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
         stop = status
-        run.exit_code = int(
-            ExitCode.INTERRUPTED if status == "interrupted" else ExitCode.TERMINATED
+        run.exit_code = (
+            int(ExitCode.INTERRUPTED) if isinstance(exc, KeyboardInterrupt) else exc.exit_code
         )
+        cause = "SIGINT" if isinstance(exc, KeyboardInterrupt) else exc.name
         done = {r.planned.index for r in run.results}
         current: PlannedStep | None = None
         for planned in plan.steps:
@@ -202,7 +204,7 @@ def execute_plan(
                 continue
             if current is None:
                 current = planned
-                run.results.append(StepResult(planned, status, error=f"{status} by a signal"))
+                run.results.append(StepResult(planned, status, error=f"{status} by {cause}"))
                 with contextlib.suppress(AuditError):
                     audit.record(
                         "step",
@@ -211,7 +213,7 @@ def execute_plan(
                         target=planned.label,
                         args=planned.args,
                         status=status,
-                        error=f"{status} by a signal",
+                        error=f"{status} by {cause}",
                     )
             else:
                 run.results.append(StepResult(planned, "not-run"))
@@ -282,8 +284,12 @@ def _run_step(
             outcome = provider.execute(planned.operation, planned.call, env)
     except KeyboardInterrupt:
         return done("interrupted", error="interrupted by SIGINT; the step's processes were stopped")
-    except Terminated:
-        return done("terminated", error="terminated by SIGTERM; the step's processes were stopped")
+    except Terminated as exc:
+        result = done(
+            "terminated", error=f"terminated by {exc.name}; the step's processes were stopped"
+        )
+        result.signum = exc.signum
+        return result
     except PolicyRefusal as exc:
         return done("refused", error=exc.message, hint=exc.hint)
     except MissingCredential as exc:

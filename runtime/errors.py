@@ -7,7 +7,30 @@ from runtime.problems import Problem
 
 
 class Terminated(BaseException):
-    """Raised in the main thread when the process receives SIGTERM (exit 143)."""
+    """Raised in the main thread when a run receives a terminating signal (exit 128 + n).
+
+    SIGTERM, and SIGHUP (the terminal or SSH session closed), SIGUSR1, SIGUSR2,
+    SIGALRM and SIGPIPE (the reader of our output went away): each would
+    otherwise end the process at once, leaving the step's processes running
+    and the run unrecorded.
+    """
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 class RuntimeFailure(Exception):

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from runtime.launch import Launcher
     from runtime.network import NetworkRule
     from runtime.policy import Policy
+    from runtime.process import ProcessResult
     from runtime.redact import Redactor
     from runtime.services import Services
 
@@ -55,6 +57,41 @@ class StepEnvironment:
     # The capability's declared network rule (MDA requires.network), enforced by providers
     # before every connection; None when the capability declares none.
     network: NetworkRule | None = None
+
+    @property
+    def launcher(self) -> Launcher:
+        launcher: Launcher = self.services.launcher
+        return launcher
+
+    def run_program(
+        self, argv: list[str], environ: Mapping[str, str], scratch: str | None = None
+    ) -> ProcessResult:
+        """Run ``argv`` (argv[0] absolute) for this step, as the engine runs every program:
+        confined where the system allows it (no network under ``network: none``), in a
+        process group of its own, bounded in time and memory, its output streamed redacted.
+        ``scratch`` is a folder from ``self.launcher.scratch``. Raises
+        :class:`runtime.process.ProcessStartError` if it cannot start."""
+        from runtime.launch import children, reap_orphans
+        from runtime.process import run_process
+
+        launcher = self.launcher
+        network = self.network is None or self.network.kind != "none"
+        command, child = launcher.command(argv, environ, network=network, scratch=scratch)
+        # confined, the step's PID namespace ends with it; unconfined, what it leaves behind
+        # is found among our children (we are a subreaper) and killed
+        before = set() if launcher.confined else children()
+        try:
+            return run_process(
+                command,
+                env=child,
+                cwd=self.cwd,
+                timeout=self.timeout,
+                on_output=self.on_output,
+                redact=self.redactor.text,
+            )
+        finally:
+            if not launcher.confined:
+                reap_orphans(before)
 
     def check_host(self, host: str) -> None:
         """Raise MissingCapability when the capability's network rule forbids ``host``."""

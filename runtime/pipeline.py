@@ -8,14 +8,23 @@ carries the documented exit code.
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.catalog import Target, resolve_one
 from runtime.document import Document
 from runtime.engine import Reporter, RunResult, execute_plan
-from runtime.errors import InvalidCapability, MissingCapability, PolicyRefusal, UsageError
+from runtime.errors import (
+    InvalidCapability,
+    MissingCapability,
+    PolicyRefusal,
+    RuntimeFailure,
+    UsageError,
+)
 from runtime.model import Arg, Capability, Step
+from runtime.network import NetworkRule
 from runtime.plan import Plan, build_plan
 from runtime.problems import Problem
 from runtime.provider import bind, match_operation
@@ -113,9 +122,10 @@ def gate(prepared: Prepared) -> None:
             what = f"{s.label} {' '.join(prepared.redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0 :])}".strip()
             reason = f": {s.decision.reason}" if s.decision.reason else ""
             lines.append(f"step {s.index} ({what}) refused by {s.decision.rule}{reason}")
+        shown = "`runtime policy show` prints the effective policy and where each rule comes from"
+        hint = next((s.decision.hint for s in refused if s.decision.hint), "")
         raise PolicyRefusal(
-            "; ".join(lines) + "; nothing ran",
-            hint="`runtime policy show` prints the effective policy and where each rule comes from",
+            "; ".join(lines) + "; nothing ran", hint=f"{hint}; {shown}" if hint else shown
         )
     missing = plan.missing_binaries
     if missing:
@@ -123,6 +133,52 @@ def gate(prepared: Prepared) -> None:
         raise MissingCapability(
             f"missing capability: binary {names} not found on PATH; nothing ran",
             hint="install it, or put it on PATH",
+        )
+    confinement_gate(prepared)
+
+
+def confinement_gate(prepared: Prepared) -> None:
+    """Refuse (exit 5) binary steps whose promises this machine cannot keep.
+
+    MDA requires.network must be satisfied or refused: ``none`` needs OS
+    confinement (a new network namespace); ``local`` and host lists cannot be
+    enforced on a program at all. ``require_confinement: true`` in a policy
+    refuses binary steps wherever confinement is missing.
+    """
+    plan = prepared.plan
+    binaries = [s for s in plan.steps if s.binary is not None]
+    programs = binaries + [s for s in plan.steps if s.transport == "cli"]
+    if not programs:
+        return
+    ws = prepared.services.workspace
+    rule = NetworkRule.from_requires(plan.capability.requires.get("network"))
+    steps = ", ".join(str(s.index) for s in binaries)
+    if binaries and rule is not None and rule.kind in ("local", "hosts"):
+        raise MissingCapability(
+            f"missing capability: the capability declares {rule.describe()}, which runtime "
+            f"cannot enforce on a program (binary step{'s' if len(binaries) > 1 else ''} "
+            f"{steps}); nothing ran",
+            hint="declare network: public (or none, if the steps need no network), or use "
+            "provider operations, whose every connection is checked",
+        )
+    launcher = prepared.services.launcher
+    if launcher.confined:
+        return
+    required, source = ws.policy.require_confinement
+    if required:
+        raise MissingCapability(
+            f"missing capability: binary steps cannot be OS-confined here "
+            f"({launcher.availability.reason}) and the policy requires it "
+            f"(require_confinement: true, {source}); nothing ran",
+            hint="install bubblewrap and allow unprivileged user namespaces, "
+            "or run where they are available",
+        )
+    if binaries and rule is not None and rule.kind == "none":
+        raise MissingCapability(
+            f"missing capability: the capability declares network: none, which needs OS "
+            f"confinement for binary steps ({launcher.availability.reason}); nothing ran",
+            hint="install bubblewrap (Debian package bubblewrap) and allow unprivileged user "
+            "namespaces",
         )
 
 
@@ -158,8 +214,11 @@ def execute(
     prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str
 ) -> RunResult:
     from runtime.audit import AuditError, AuditLog
+    from runtime.launch import protect_process
 
     ws = prepared.services.workspace
+    protect_process()
+    register_credentials(prepared)
     try:
         audit = AuditLog(ws.home.audit_log, prepared.redactor, ws.clock)
     except AuditError as exc:
@@ -175,6 +234,10 @@ def execute(
             sha256=cap.sha256,
             inputs=prepared.redactor.inputs(prepared.inputs),
             steps=len(prepared.plan.steps),
+            # who ran it: a run.start without run.end is "running" while this process lives,
+            # "abandoned" once it is gone (SIGKILL, a power cut)
+            pid=os.getpid(),
+            host=socket.gethostname(),
         )
     except AuditError as exc:
         audit.close()
@@ -193,6 +256,32 @@ def execute(
     finally:
         audit.close()
         prepared.services.close()
+
+
+def register_credentials(prepared: Prepared) -> None:
+    """Every secret this run could reach goes to the redactor before the first step.
+
+    The values of environment variables named like secrets (the runtime's token
+    variable among them), and each credential a planned step will ask the Auth
+    Engine for: whatever a step prints, in whatever encoding, is redacted even if
+    the step that would have registered it never runs.
+    """
+    from runtime.redact import SECRET_NAME
+
+    ws = prepared.services.workspace
+    for name, value in ws.environ.items():
+        if SECRET_NAME.search(name):
+            prepared.redactor.add(value)
+    auth = None
+    for planned in prepared.plan.steps:
+        if planned.credential is None:
+            continue
+        auth = auth or prepared.services.auth
+        host = planned.inspection.credential_host or auth.default_host()
+        try:
+            auth.lookup(planned.credential, host)  # registers what it finds
+        except RuntimeFailure:
+            continue  # reported by the step that needs it
 
 
 def record_refusal(

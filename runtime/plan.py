@@ -7,12 +7,16 @@ through their optional ``inspect`` hook, which only looks.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime.binary_call import input_misuses
+from runtime.errors import UsageError
 from runtime.model import Capability, Step
 from runtime.policy import Decision
+from runtime.problems import Problem
 from runtime.provider import Binding, BoundCall, Operation, bind, match_operation, resolve_call
 from runtime.redact import Redactor
 from runtime.substitute import substitute
@@ -98,10 +102,56 @@ def build_plan(
     services: Any,
     resolved: Mapping[int, tuple[Operation, Binding]] | None = None,
 ) -> Plan:
-    """The plan of every step; ``resolved`` is what validation matched and bound (if given)."""
+    """The plan of every step; ``resolved`` is what validation matched and bound (if given).
+
+    Refuses (exit 2, every case at its file:line:column) when an input value would
+    become an option of a binary: structure belongs to the author, values to inputs.
+    """
     found = resolved or {}
     steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
+    if inputs:
+        _refuse_inputs_as_options(cap, steps)
     return Plan(cap, dict(inputs), steps)
+
+
+def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None:
+    """Every input that would become an option, once per step, at its file:line:column."""
+    problems: list[Problem] = []
+    names: dict[str, None] = {}
+    where: dict[int, None] = {}
+    for planned in steps:
+        if planned.binary is None:
+            continue
+        step = planned.step
+        seen: set[str] = set()
+        for misuse in input_misuses(step.arg_texts, planned.args):
+            if misuse.inputs[0] in seen:
+                continue
+            seen.add(misuse.inputs[0])
+            names.update(dict.fromkeys(misuse.inputs))
+            where[step.index] = None
+            arg = step.args[misuse.arg_index]
+            problems.append(
+                Problem(
+                    cap.path,
+                    arg.line or step.line,
+                    arg.column or step.column,
+                    "error",
+                    "input-as-option",
+                    f"step {step.index} ({step.binary}): {misuse.message}",
+                    misuse.hint,
+                )
+            )
+    if not problems:
+        return
+    plural = "s" if len(where) > 1 else ""
+    raise UsageError(
+        f"input {', '.join(repr(n) for n in names)} would become an option of a program "
+        f"(step{plural} {', '.join(map(str, where))}); nothing ran",
+        hint=problems[0].hint,
+        problems=problems,
+        code="input-as-option",
+    )
 
 
 def plan_step(
@@ -115,8 +165,15 @@ def plan_step(
     resolved = [substitute(a, inputs) for a in texts]
     policy = ws.policy
     if step.binary is not None:
-        decision = policy.decide_binary(step.binary, resolved)
-        path = ws.which(step.binary) if decision.allowed else None
+        found_path = ws.which(step.binary)
+        real_name = os.path.basename(os.path.realpath(found_path)) if found_path else None
+        decision = policy.decide_binary(
+            step.binary,
+            resolved,
+            authored=texts if step.line else None,  # a typed command has no authored form
+            real_name=real_name,
+        )
+        path = found_path if decision.allowed else None
         return PlannedStep(
             step.index,
             step,

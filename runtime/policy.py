@@ -4,18 +4,33 @@ The shipped default (``policies/default.yaml``) is loaded first; a user
 policy is applied on top. Lists of allowed things and denied things are
 unioned, so a user policy can allow more binaries and deny more, but no
 denial of the default can be lifted. Scalars and roots are replaced.
-Both files are parsed by strictyaml under a closed schema.
+
+A binary step is decided on what the program will really do, not on the
+leading words of its args: the binary's name, its versioned spellings and
+the real file a symlink leads to; its subcommand against an allow-list (an
+alias or an unknown command is not allowed); the options an input fills;
+``git config`` in its reading forms only; ``gh api`` as the github
+provider's ``api`` call it is (method and route).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from runtime.binary_call import (
+    Subcommand,
+    find_subcommand,
+    gh_api_call,
+    git_config_reads,
+    literal_option_uses,
+)
 from runtime.errors import InvalidPolicy
 from runtime.problems import Problem
 
@@ -26,6 +41,7 @@ class Decision(NamedTuple):
     allowed: bool
     rule: str  # which rule decided, e.g. "allowed_binaries: git (default)"
     reason: str = ""
+    hint: str = ""  # what a refused author can do instead
 
     def to_json(self) -> dict[str, Any]:
         return {"allowed": self.allowed, "rule": self.rule, "reason": self.reason}
@@ -42,21 +58,81 @@ class Policy:
     timeout_seconds: tuple[float, str] = (300.0, "default")
     binary_environment: dict[str, str] = field(default_factory=dict)
     binary_credentials: dict[str, tuple[str, str]] = field(default_factory=dict)
+    allowed_subcommands: dict[str, dict[str, str]] = field(default_factory=dict)
+    literal_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    system_paths: dict[str, str] = field(default_factory=dict)
+    git_hooks: tuple[bool, str] = (False, "default")
+    require_confinement: tuple[bool, str] = (False, "default")
     sources: list[str] = field(default_factory=list)
 
     # -- binaries -------------------------------------------------------------
     def binary_listed(self, name: str) -> bool:
         return name in self.allowed_binaries and name not in NEVER_BINARIES
 
-    def decide_binary(self, name: str, args: Sequence[str]) -> Decision:
-        if name in NEVER_BINARIES:
+    def denied_name(self, name: str, real_name: str | None = None) -> str | None:
+        """The denied_binaries entry ``name`` falls under, if any.
+
+        An entry also covers its versioned names (``python`` covers ``python3.11``,
+        ``perl`` covers ``perl5.36``) and the real file a symlink resolves to
+        (``real_name``: an allowed ``mysh`` that is ``/usr/bin/dash`` is still a shell).
+        """
+        for candidate in (name, real_name):
+            if not candidate:
+                continue
+            if candidate in self.denied_binaries:
+                return candidate
+            for entry in self.denied_binaries:
+                if _VERSIONED.fullmatch(candidate[len(entry) :]) and candidate.startswith(entry):
+                    return entry
+        return None
+
+    def decide_binary(
+        self,
+        name: str,
+        args: Sequence[str],
+        *,
+        authored: Sequence[str] | None = None,
+        real_name: str | None = None,
+    ) -> Decision:
+        """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
+        args as written in the capability (None for a command typed by the user)."""
+        if name in NEVER_BINARIES or real_name in NEVER_BINARIES:
             return Decision(
                 False, "built-in: runtime never runs itself", "no capability-to-capability calls"
             )
-        if name in self.denied_binaries:
-            return Decision(False, f"denied_binaries: {name} ({self.denied_binaries[name]})")
+        denied = self.denied_name(name, real_name)
+        if denied is not None:
+            why = "" if denied == name else f"{name} is {denied} by another name"
+            return Decision(
+                False,
+                f"denied_binaries: {denied} ({self.denied_binaries[denied]})",
+                why,
+                "a denied binary is never run, whatever a user policy allows",
+            )
         if name not in self.allowed_binaries:
-            return Decision(False, "allowed_binaries", f"{name} is not in allowed_binaries")
+            return Decision(
+                False,
+                "allowed_binaries",
+                f"{name} is not in allowed_binaries",
+                "a user policy can allow more binaries (allowed_binaries in policy.yaml)",
+            )
+        sub = find_subcommand(name, args)
+        if name in self.allowed_subcommands:
+            decision = self._decide_subcommand(name, args, sub)
+            if decision is not None:
+                return decision
+        if authored is not None:
+            for use in literal_option_uses(
+                authored, list(self.literal_options.get(name, {})), sub.name
+            ):
+                source = self.literal_options[name][use.option]
+                return Decision(
+                    False,
+                    f"literal_options: {name} {use.option} ({source})",
+                    f"the value of {use.option.rpartition(' ')[2]} would come from input "
+                    + ", ".join(f"'{n}'" for n in use.inputs),
+                    "write this option's value in the capability itself; an input never fills it",
+                )
         for run, source in self.denied_arguments.get(name, []):
             if run_matches(run, args):
                 return Decision(
@@ -66,11 +142,63 @@ class Policy:
                 )
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
 
+    def _decide_subcommand(
+        self, name: str, args: Sequence[str], sub: Subcommand
+    ) -> Decision | None:
+        allowed = self.allowed_subcommands[name]
+        listing = ", ".join(sorted(allowed))
+        if sub.problem:
+            return Decision(
+                False,
+                f"allowed_subcommands: {name}",
+                sub.problem,
+                "write the subcommand first, after only the global options runtime knows",
+            )
+        if sub.name is None:
+            return None  # `git --version`: no subcommand runs
+        if sub.name not in allowed:
+            return Decision(
+                False,
+                f"allowed_subcommands: {name}",
+                f"'{sub.name}' is not an allowed {name} subcommand "
+                "(an alias or an unknown command is never run)",
+                f"allowed: {listing}; a user policy can add more under allowed_subcommands",
+            )
+        rest = args[sub.position + 1 :]
+        if name == "git" and sub.name == "config" and not git_config_reads(rest):
+            return Decision(
+                False,
+                "built-in: git config only reads",
+                "git config may only read (--get, --get-all, --get-regexp, --list, or one name)",
+                "configuration written by a capability could make git run programs; "
+                "set it in the repository yourself if it is really needed",
+            )
+        if name == "gh" and sub.name == "api":
+            call = gh_api_call(rest)
+            if call.problem:
+                return Decision(
+                    False,
+                    "built-in: gh api must be readable",
+                    call.problem,
+                    "runtime decides gh api like the github provider's api operation; "
+                    "use the options gh documents (-X, -f, -F, -H, --jq, --paginate...)",
+                )
+            decision = self.decide_operation("github", ["api", call.method, call.route])
+            if not decision.allowed:
+                return decision._replace(
+                    reason=decision.reason or f"gh api {call.method} {call.route}",
+                )
+        return None
+
     # -- operations -----------------------------------------------------------
     def decide_operation(self, provider: str, args: Sequence[str]) -> Decision:
+        """Denied when an entry's words match the leading args; a word with ``*`` or ``?``
+        is a glob (``github api put */secrets/*``), every match case-insensitive."""
         tokens = [provider.casefold(), *(a.casefold() for a in args)]
         for words, source in self.denied_operations:
-            if len(words) <= len(tokens) and tuple(tokens[: len(words)]) == words:
+            if len(words) <= len(tokens) and all(
+                _word_matches(w, t) for w, t in zip(words, tokens, strict=False)
+            ):
                 return Decision(False, f"denied_operations: {' '.join(words)} ({source})")
         return Decision(True, "no denied_operations entry matches")
 
@@ -122,10 +250,34 @@ class Policy:
                 {"binary": b, "credential": c, "source": s}
                 for b, (c, s) in sorted(self.binary_credentials.items())
             ],
+            "allowed_subcommands": [
+                {"binary": b, "subcommand": c, "source": s}
+                for b, subs in sorted(self.allowed_subcommands.items())
+                for c, s in sorted(subs.items())
+            ],
+            "literal_options": [
+                {"binary": b, "option": o, "source": s}
+                for b, opts in sorted(self.literal_options.items())
+                for o, s in opts.items()
+            ],
+            "system_paths": [{"path": p, "source": s} for p, s in self.system_paths.items()],
+            "git_hooks": {"value": self.git_hooks[0], "source": self.git_hooks[1]},
+            "require_confinement": {
+                "value": self.require_confinement[0],
+                "source": self.require_confinement[1],
+            },
         }
 
 
 _SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")
+# What may follow a denied binary's name in a versioned spelling: python3.11, perl5.36, node-18
+_VERSIONED = re.compile(r"[-.]?[0-9][0-9.]*")
+
+
+def _word_matches(pattern: str, word: str) -> bool:
+    if "*" in pattern or "?" in pattern:
+        return fnmatch.fnmatchcase(word, pattern)
+    return pattern == word
 
 
 def _token_matches(rule: str, arg: str) -> bool:
@@ -163,6 +315,11 @@ POLICY_SCHEMA: dict[str, Any] = {
     "timeout_seconds": "number",
     "binary_environment": ("list", "str"),
     "binary_credentials": ("map", "str"),
+    "allowed_subcommands": ("map", ("list", "str")),
+    "literal_options": ("map", ("list", "str")),
+    "system_paths": ("list", "str"),
+    "git_hooks": "bool",
+    "require_confinement": "bool",
 }
 POLICY_KEYS = tuple(POLICY_SCHEMA)
 
@@ -231,6 +388,24 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
     for binary, credential in data.get("binary_credentials", {}).items():
         if is_default or binary not in policy.binary_credentials:
             policy.binary_credentials[binary] = (credential, source)
+    for binary, names in data.get("allowed_subcommands", {}).items():
+        known = policy.allowed_subcommands.setdefault(binary, {})
+        for name in names:
+            known.setdefault(name, source)
+    for binary, options in data.get("literal_options", {}).items():
+        listed = policy.literal_options.setdefault(binary, {})
+        for option in options:
+            listed.setdefault(" ".join(option.split()), source)
+    for path in data.get("system_paths", []):
+        policy.system_paths.setdefault(path, source)
+    if "git_hooks" in data:
+        policy.git_hooks = (bool(data["git_hooks"]), source)
+    if "require_confinement" in data:
+        # a user policy may demand confinement; it cannot waive a demand made before it
+        policy.require_confinement = (
+            bool(data["require_confinement"]) or policy.require_confinement[0],
+            source if data["require_confinement"] else policy.require_confinement[1],
+        )
     policy.sources.append(source)
 
 
@@ -276,17 +451,73 @@ def default_policy_json() -> str:
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def load_policy(user_file: Path | None) -> Policy:
-    """The effective policy: the shipped default, then the user's file if any."""
+def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
+    """The effective policy: the shipped default, then the user's file if any.
+
+    ``explicit``: the file was named by RUNTIME_POLICY_FILE, so it must exist (a
+    stricter policy that silently went missing would fail open). A file that
+    others may write is refused, as ssh refuses such keys: whoever can write it
+    decides what runs.
+    """
     policy = Policy()
     _apply(policy, default_policy_data(), "default", is_default=True)
-    if user_file is not None and user_file.exists():
-        try:
-            text = user_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidPolicy(
-                f"cannot read policy file {user_file}: {exc}",
-                hint="fix the file or unset RUNTIME_POLICY_FILE",
-            ) from None
-        _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
+    if user_file is None:
+        return policy
+    variable = "RUNTIME_POLICY_FILE" if explicit else None
+    try:
+        st = os.stat(user_file)
+    except FileNotFoundError:
+        if not explicit:
+            return policy
+        raise InvalidPolicy(
+            f"RUNTIME_POLICY_FILE names {user_file}, which does not exist",
+            hint="create the file, fix the path, or unset RUNTIME_POLICY_FILE",
+        ) from None
+    except OSError as exc:
+        raise InvalidPolicy(
+            f"cannot read policy file {user_file}: {exc.strerror or exc}",
+            hint=_fix_hint(variable),
+        ) from None
+    _check_owner_and_mode(user_file, st, variable)
+    try:
+        text = user_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InvalidPolicy(
+            f"cannot read policy file {user_file}: {reason}", hint=_fix_hint(variable)
+        ) from None
+    _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
     return policy
+
+
+def _fix_hint(variable: str | None) -> str:
+    return "fix the file" + (f", or unset {variable}" if variable else "")
+
+
+def _check_owner_and_mode(path: Path, st: os.stat_result, variable: str | None) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidPolicy(f"policy file {path} is not a regular file", hint=_fix_hint(variable))
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "anyone" if st.st_mode & stat.S_IWOTH else "its group"
+        raise InvalidPolicy(
+            f"policy file {path} can be written by {who} (mode {stat.S_IMODE(st.st_mode):04o}), "
+            "so it is not trusted",
+            hint=f"chmod go-w {path}",
+        )
+    if hasattr(os, "getuid") and st.st_uid not in (os.getuid(), 0):
+        raise InvalidPolicy(
+            f"policy file {path} belongs to another user (uid {st.st_uid}), so it is not trusted",
+            hint=f"use a policy file of your own (chown it, or copy it to {path.name} in a "
+            "folder you own)",
+        )
+    parent = path.resolve().parent
+    try:
+        pst = os.stat(parent)
+    except OSError:
+        return
+    if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
+        raise InvalidPolicy(
+            f"policy file {path} is in {parent}, a folder anyone can write, so anyone could "
+            "replace it",
+            hint=f"move the policy file to a folder only you can write (or chmod o-w {parent})",
+        )

@@ -15,6 +15,7 @@ from runtime.redact import Redactor
 if TYPE_CHECKING:
     from runtime.auth import AuthEngine
     from runtime.context import ContextStore
+    from runtime.launch import Launcher
     from runtime.workspace import Workspace
 
 
@@ -32,6 +33,16 @@ class Services:
         from runtime.auth import AuthEngine
 
         return AuthEngine(self.workspace, self.redactor)
+
+    @cached_property
+    def launcher(self) -> Launcher:
+        """How this run starts programs (probed once: bubblewrap confines, or not here)."""
+        from runtime.launch import become_subreaper, for_run
+
+        launcher = for_run(self.workspace)
+        if not launcher.confined:
+            become_subreaper()
+        return launcher
 
     @cached_property
     def contexts(self) -> ContextStore:

@@ -41,7 +41,7 @@ class Workspace:
 
     @cached_property
     def policy(self) -> Policy:
-        return load_policy(self.policy_file)
+        return load_policy(self.policy_file, explicit=bool(self.environ.get("RUNTIME_POLICY_FILE")))
 
     @cached_property
     def registry(self) -> Registry:

@@ -5,7 +5,7 @@ schema is checked here in one walk, with every problem at its position. This
 replaces strictyaml's validators, which deep-copy the document for each node
 (about 0.3 s for the default policy alone, measured in bench/ figure 2).
 
-A shape is ``"str"``, ``"number"``, ``("regex", pattern, description)``,
+A shape is ``"str"``, ``"number"``, ``"bool"`` (``true`` or ``false``), ``("regex", pattern, description)``,
 ``("list", shape)``, ``("map", shape)`` (any keys, each value of shape) or a
 ``dict`` of known keys (a closed mapping; every key optional).
 """
@@ -91,6 +91,11 @@ def _check(node: Node, shape: Shape, kind: str, problem: Any, where: str) -> Any
         return None
     if shape == "str":
         return node.text
+    if shape == "bool":
+        if node.text in ("true", "false"):
+            return node.text == "true"
+        problem(node.line, node.column, f"{where} must be true or false, not '{node.text}'")
+        return None
     if shape == "number":
         try:
             return float(node.text)

@@ -124,6 +124,27 @@ def cli_proc(work: Path, env: dict[str, str]) -> Callable[..., Result]:
     return run
 
 
+# Folders a Python program needs to start: fake binaries in tests are Python scripts, and a
+# binary step runs confined (it reads only the policy's roots and system_paths).
+PYTHON_PATHS = tuple(
+    dict.fromkeys(
+        os.path.realpath(p)
+        for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)))
+    )
+)
+
+
+def confinement_lines(*writable: Path) -> str:
+    """Policy lines that let a Python fake binary run confined and record into ``writable``
+    (besides the working directory)."""
+    paths = ", ".join(f'"{p}"' for p in PYTHON_PATHS)
+    lines = f"system_paths: [{paths}]\n"
+    if writable:
+        roots = ", ".join(f'"{p}"' for p in (".", *writable))
+        lines += f"write_roots: [{roots}]\n"
+    return lines
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

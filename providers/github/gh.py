@@ -4,8 +4,10 @@ gh gets a bounded environment: the policy's allow-listed variables
 (including SSL_CERT_FILE / SSL_CERT_DIR for a private CA), the token as
 ``GH_TOKEN`` (github.com) or ``GH_ENTERPRISE_TOKEN`` (any other host), the
 host in ``GH_HOST``, and an empty ``GH_CONFIG_DIR`` of its own, so the
-caller's gh login and configuration are never used. The token is never in
-argv. The operation's own flags pass through verbatim.
+caller's gh login, aliases and extensions are never used. The token is never
+in argv. The operation's own flags pass through verbatim. gh runs as every
+step's program runs (:meth:`StepEnvironment.run_program`): confined where the
+system allows it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import tempfile
 
 from providers.github.endpoints import Endpoints
 from runtime.errors import PolicyRefusal
 from runtime.execution import StepEnvironment, StepError, StepOutcome
 from runtime.policy import run_matches
-from runtime.process import ProcessStartError, run_process
+from runtime.process import ProcessStartError
 from runtime.provider import BoundCall, Operation
 
 
@@ -48,17 +49,10 @@ def run_gh(
             "the gh CLI is not installed or not on PATH; this operation runs through it",
             hint="install gh (https://cli.github.com, Debian package gh)",
         )
-    with tempfile.TemporaryDirectory(prefix="runtime-gh-") as config_dir:
+    with env.launcher.scratch("gh") as config_dir:
         child = gh_environment(env, endpoints, config_dir)
         try:
-            result = run_process(
-                [path, *argv_tail],
-                env=child,
-                cwd=env.cwd,
-                timeout=env.timeout,
-                on_output=env.on_output,
-                redact=env.redactor.text,
-            )
+            result = env.run_program([path, *argv_tail], child, config_dir)
         except ProcessStartError as exc:
             raise StepError(str(exc)) from None
     data: object = {"stdout": result.stdout, "stderr": result.stderr}

@@ -268,6 +268,14 @@ def main(argv: list[str] | None = None) -> None:
     raise SystemExit(code)
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """Report a failure and return its exit code; never a traceback.
 
@@ -284,11 +292,13 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
         sys.stderr.write("interrupted\n")
         return int(ExitCode.INTERRUPTED)
     if isinstance(exc, Terminated):
-        sys.stderr.write("terminated\n")
-        return int(ExitCode.TERMINATED)
-    if isinstance(exc, BrokenPipeError):
+        if exc.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
+            _silence_stdout()
         with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            sys.stderr.write(f"terminated by {exc.name}\n")
+        return exc.exit_code
+    if isinstance(exc, BrokenPipeError):
+        _silence_stdout()
         return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

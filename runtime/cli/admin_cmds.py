@@ -114,12 +114,15 @@ def audit_tail_cmd(
     """Show the last N audit records."""
     from collections import deque
 
-    from runtime.audit import read_records
+    from runtime.audit import read_records, run_states
 
     ws = workspace()
     ensure_home(ws)
-    records = list(deque(read_records(ws.home.audit_log), maxlen=max(0, n)))
-    _render_records(records, ws.home.audit_log)
+    every = list(read_records(ws.home.audit_log))
+    records = list(deque(every, maxlen=max(0, n)))
+    shown = {r.get("run_id") for r in records}
+    states = {k: v for k, v in run_states(every).items() if k in shown}
+    _render_records(records, ws.home.audit_log, states)
 
 
 @audit_app.command("show")
@@ -127,7 +130,7 @@ def audit_show_cmd(
     run_id: str = typer.Argument(..., help="A run id (from execute's output)."),
 ) -> None:
     """Show every audit record of one run."""
-    from runtime.audit import read_records
+    from runtime.audit import read_records, run_states
     from runtime.errors import NotFound
 
     ws = workspace()
@@ -137,12 +140,20 @@ def audit_show_cmd(
         raise NotFound(
             f"no audit records for run '{run_id}'", hint="`runtime audit tail` lists recent runs"
         )
-    _render_records(records, ws.home.audit_log)
+    _render_records(records, ws.home.audit_log, run_states(records))
 
 
-def _render_records(records: list[dict[str, Any]], path: Any) -> None:
+def _render_records(records: list[dict[str, Any]], path: Any, states: dict[str, str]) -> None:
+    """The records, then a line for each run that never recorded its end."""
     if json_mode():
-        emit_json({"ok": True, "audit_log": str(path), "records": records})
+        emit_json(
+            {
+                "ok": True,
+                "audit_log": str(path),
+                "records": records,
+                "unfinished_runs": [{"run_id": k, "state": v} for k, v in states.items()],
+            }
+        )
         return
     if not records:
         out(f"no audit records in {path}")
@@ -161,3 +172,10 @@ def _render_records(records: list[dict[str, Any]], path: Any) -> None:
         if r.get("reason"):
             parts.append(str(r["reason"]))
         out("  ".join(parts))
+    for run_id, state in states.items():
+        why = (
+            "its process is still running"
+            if state == "running"
+            else "it never recorded its end: the process was killed (its last step may be cut short)"
+        )
+        out(f"run {run_id}: {state}: {why}")

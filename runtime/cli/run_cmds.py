@@ -56,8 +56,11 @@ class TextReporter:
         with self.lock:
             if not self.open_line or self.ticker is None:
                 return
-            sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+                sys.stdout.flush()
+            except OSError:  # the terminal went away: the main thread finds out when it writes
+                return
             self.ticker = threading.Timer(1.0, self._tick, (started,))
             self.ticker.daemon = True
             self.ticker.start()
@@ -68,7 +71,7 @@ class TextReporter:
                 self.ticker.cancel()
                 self.ticker = None
                 if self.open_line:
-                    sys.stdout.write(f"\r{self.line} ...\x1b[K")
+                    self._emit(sys.stdout, f"\r{self.line} ...\x1b[K")
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -77,8 +80,8 @@ class TextReporter:
 
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
-        sys.stdout.write(self.line + " ...")
-        sys.stdout.flush()  # a pipe (a CI log) sees which step is running, not only its end
+        # flushed: a pipe (a CI log) sees which step is running, not only its end
+        self._emit(sys.stdout, self.line + " ...")
         self.open_line = True
         self.streamed = False
         if self.live:
@@ -92,12 +95,10 @@ class TextReporter:
     def step_output(self, planned: Any, stream: str, text: str) -> None:
         self._stop_ticker()
         if self.open_line:
-            sys.stdout.write("\n")
+            self._emit(sys.stdout, "\n")
             self.open_line = False
         self.streamed = True
-        target = sys.stdout if stream == "stdout" else sys.stderr
-        target.write(text)
-        target.flush()
+        self._emit(sys.stdout if stream == "stdout" else sys.stderr, text)
         if text:
             self.ended_with_newline = text.endswith("\n")
 
@@ -129,8 +130,19 @@ class TextReporter:
             parts.append(f"    error: {self.redactor.text(result.error)}\n")
         if result.hint:
             parts.append(f"    hint: {self.redactor.text(result.hint)}\n")
-        sys.stdout.write("".join(parts))
-        sys.stdout.flush()
+        self._emit(sys.stdout, "".join(parts))
+
+    @staticmethod
+    def _emit(stream: Any, text: str) -> None:
+        """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
+        the step's processes are stopped, the run is recorded, exit 141."""
+        try:
+            stream.write(text)
+            stream.flush()
+        except BrokenPipeError:
+            from runtime.execution import Terminated
+
+            raise Terminated(signal.SIGPIPE) from None
 
 
 class QuietReporter:
@@ -144,18 +156,30 @@ class QuietReporter:
         pass
 
 
+# Signals that would end the process on the spot: while steps run, each becomes an exception
+# in the main thread, so the step's processes are stopped and the run is recorded (exit 128+n).
+# SIGPIPE is not among them: Python ignores it, so that a write to a closed socket is an
+# error of that write; a closed stdout is handled where the reporter writes (_emit).
+TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM")
+
+
 @contextmanager
-def _sigterm_as_exception() -> Iterator[None]:
+def _signals_as_exceptions() -> Iterator[None]:
     from runtime.execution import Terminated
 
     def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+        raise Terminated(signum)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous: dict[int, Any] = {}
     try:
+        for name in TERMINATING_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                previous[number] = signal.signal(number, handler)
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, before in previous.items():
+            signal.signal(number, before)
 
 
 def plan_preflight(prepared: Any) -> Any:
@@ -290,7 +314,7 @@ def run_prepared(
         record_refusal(ws, prepared, run_id, failure.message, failure.code)
         raise
     reporter = QuietReporter() if json_mode() else TextReporter(prepared.redactor)
-    with _sigterm_as_exception():
+    with _signals_as_exceptions():
         result = execute(prepared, reporter, timeout, run_id)
     red = prepared.redactor
     total = len(result.results)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import confinement_lines
+
 FULL = os.environ.get("RUNTIME_FULL_CAMPAIGNS") == "1"
 
 
@@ -59,9 +61,15 @@ def dump_binary(folder: Path, name: str, target: Path) -> Path:
     return fake_binary(folder, name, DUMP_SCRIPT.format(target=str(target)))
 
 
-def user_policy(path: Path, allowed: Sequence[str] = (), extra: str = "") -> Path:
-    """A user policy allowing ``allowed`` binaries (on top of the shipped default)."""
+def user_policy(
+    path: Path, allowed: Sequence[str] = (), extra: str = "", writable: Sequence[Path] = ()
+) -> Path:
+    """A user policy allowing ``allowed`` binaries (on top of the shipped default), under which
+    Python fake binaries run confined and may record into ``writable``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     names = ", ".join(f'"{n}"' for n in allowed)
-    path.write_text(f"version: v1\nallowed_binaries: [{names}]\n{extra}", encoding="utf-8")
+    confinement = confinement_lines(*writable)
+    path.write_text(
+        f"version: v1\nallowed_binaries: [{names}]\n{confinement}{extra}", encoding="utf-8"
+    )
     return path

@@ -55,6 +55,20 @@ workflow:
     args: [write, out.txt, "${a}"]
 """
 
+# The same values after an authored "--": a value starting with "-" is then an operand.
+INJECT_OPERANDS = """\
+version: v1
+inputs:
+  a:
+    description: the value under test
+    required: true
+workflow:
+  - binary: argdump
+    args: ["--", "${a}", "x${a}y"]
+  - binary: printf
+    args: ["--", "<%s>", "${a}"]
+"""
+
 GIT_REF = """\
 version: v1
 inputs:
@@ -125,12 +139,13 @@ def scene(cli: Callable[..., Result], work: Path, tmp_path: Path) -> Iterator[Sc
     git_log = tmp_path / "git.jsonl"
     dump_binary(bin_dir, "argdump", argv_log)
     dump_binary(bin_dir, "git", git_log)  # first on PATH: records instead of pushing
-    policy = user_policy(tmp_path / "policy.yaml", ["argdump", "printf"])
+    policy = user_policy(tmp_path / "policy.yaml", ["argdump", "printf"], writable=[tmp_path])
     env = {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "RUNTIME_POLICY_FILE": str(policy),
     }
     write(work / "inject.md", capability(INJECT))
+    write(work / "operands.md", capability(INJECT_OPERANDS))
     write(work / "git-ref.md", capability(GIT_REF))
     write(work / "git-two.md", capability(GIT_TWO))
     yield Scene(cli, work, tmp_path, env, argv_log, git_log, tmp_path / "CANARY")
@@ -232,6 +247,12 @@ def check_delivery(scene: Scene, value: str, pair: str, tally: Tally, failures: 
         failures.append(f"{shown}: a shell ran: {scene.canaries()}")
         for path in scene.canaries():
             path.unlink()
+    if value.startswith("-"):
+        # where the author wrote no option, a value starting with "-" would be one: refused
+        # before anything runs, naming the input; after an authored "--" it is delivered
+        check_option_refused(scene, result, shown, failures)
+        check_operands(scene, value, pair, shown, failures)
+        return
     if result.code != 0:
         failures.append(
             f"{shown}: exit {result.code}: {result.stdout[-300:]}{result.stderr[-300:]}"
@@ -252,18 +273,45 @@ def check_delivery(scene: Scene, value: str, pair: str, tally: Tally, failures: 
         failures.append(f"{shown}: files write stored {stored!r:.200}")
 
 
+def check_option_refused(scene: Scene, result: Result, shown: str, failures: list[str]) -> None:
+    ran = scene.records(scene.argv_log)
+    if result.code != 2 or ran or (scene.work / "out.txt").exists():
+        failures.append(f"{shown}: an input that would be an option: exit {result.code}, ran {ran}")
+        return
+    doc = result.json()
+    check_schema(doc, "error")
+    if doc["error"]["code"] != "input-as-option" or "input 'a'" not in doc["error"]["message"]:
+        failures.append(f"{shown}: refused without naming the input: {doc['error']}")
+
+
+def check_operands(scene: Scene, value: str, pair: str, shown: str, failures: list[str]) -> None:
+    scene.reset()
+    result = scene.execute("operands.md", pair)
+    if result.code != 0:
+        failures.append(f"{shown} after '--': exit {result.code}: {result.stdout[-300:]}")
+        return
+    got = [r["argv"] for r in scene.records(scene.argv_log)]
+    if got != [["--", value, f"x{value}y"]]:
+        failures.append(f"{shown} after '--': argdump received {got!r:.300}")
+    printed = result.json()["steps"][1]["data"]["stdout"]
+    if printed != f"<{value}>":
+        failures.append(f"{shown} after '--': printf printed {printed!r:.200}")
+
+
 def check_refused(scene: Scene, cap: str, inputs: tuple[str, ...], tally: Tally) -> str | None:
-    """A denied run: exit 3, nothing ran (not even the step before it). Returns a failure."""
+    """A denied run: refused before anything ran (not even the step before it): exit 3 by
+    the policy, or exit 2 when an input would have become an option. Returns a failure."""
     scene.reset()
     tally.inputs += 1
     result = scene.execute(cap, *inputs)
     ran = scene.records(scene.argv_log) + scene.records(scene.git_log)
-    if result.code != 3 or ran:
+    if result.code not in (2, 3) or ran:
         tally.let_through += 1
         return f"{cap} {inputs}: exit {result.code}, ran {[r['argv'] for r in ran]}"
     doc = result.json()
     check_schema(doc, "error")
-    if doc["error"]["code"] != "policy-refused" or "nothing ran" not in doc["error"]["message"]:
+    expected = "policy-refused" if result.code == 3 else "input-as-option"
+    if doc["error"]["code"] != expected or "nothing ran" not in doc["error"]["message"]:
         return f"{cap} {inputs}: refusal without its reason: {doc['error']}"
     return None
 
@@ -331,6 +379,12 @@ def test_injection_campaign(scene: Scene, figure: Callable[[str], None]) -> None
         failure = check_refused(scene, "git-two.md", (f"a={a}", f"b={b}"), tally)
         if failure:
             failures.append(failure)
+    # options that make git or gh run a program or read the token, from an input: refused
+    # whether the input is the option itself, fills its value, or names the subcommand
+    for cap, inputs in option_attacks(scene):
+        failure = check_refused(scene, cap, inputs, tally)
+        if failure:
+            failures.append(failure)
     # `runtime command run` decides the same way
     for args in (("push", "origin", "--force"), ("push", "-f"), ("reset", "--hard")):
         scene.reset()
@@ -342,10 +396,13 @@ def test_injection_campaign(scene: Scene, figure: Callable[[str], None]) -> None
 
     # no word splitting: a whole denied run inside ONE value is one (harmless) argument
     scene.reset()
-    result = scene.execute("git-two.md", "a=push --force", "b=origin")
-    got = [r["argv"] for r in scene.records(scene.git_log)]
-    if result.code != 0 or got != [["push --force", "origin"]]:
-        failures.append(f"'push --force' as one value: exit {result.code}, git got {got}")
+    result = scene.execute("git-ref.md", "ref=main --force")
+    # (the runtime reads the user's git identity with git config --global, once per run)
+    got = [
+        r["argv"] for r in scene.records(scene.git_log) if r["argv"][:2] != ["config", "--global"]
+    ]
+    if result.code != 0 or got != [["push", "origin", "main --force"]]:
+        failures.append(f"'main --force' as one value: exit {result.code}, git got {got}")
 
     assert not scene.canaries()
     figure(
@@ -353,6 +410,71 @@ def test_injection_campaign(scene: Scene, figure: Callable[[str], None]) -> None
         f"{tally.let_through} denied runs let through"
     )
     assert not failures, "\n".join(failures)
+
+
+# Templates where an input value becomes, or fills, an option that runs a program or writes
+# a file, or names the subcommand (an alias). Each is written into its own capability.
+OPTION_TEMPLATES = [
+    ("git", '[fetch, "${v}"]'),
+    ("git", '[ls-remote, "${v}", .]'),
+    ("git", '[clone, "${v}", dst]'),
+    ("git", '[push, "${v}", origin]'),
+    ("git", '[log, -1, "--format=%s", "${v}"]'),
+    ("git", '["${v}", status]'),
+    ("gh", '[api, user, "${v}"]'),
+    ("gh", '[pr, list, "${v}"]'),
+]
+OPTION_VALUES = [
+    "--upload-pack=touch {canary}; git-upload-pack",
+    "-utouch {canary}",
+    "--receive-pack=touch {canary}",
+    "--exec=touch {canary}",
+    "--output={canary}",
+    "-o{canary}",
+    "--config=alias.x=!touch {canary}",
+    "-calias.x=!touch {canary}",
+    "--jq=env.GH_TOKEN",
+    "-qenv.GH_TOKEN",
+    "--hostname=evil.example",
+    "--method=DELETE",
+    "-XDELETE",
+]
+# The author wrote the option; the input fills its value, which the policy keeps literal.
+LITERAL_TEMPLATES = [
+    ("git", '[fetch, "--upload-pack=${v}", origin]'),
+    ("git", '[fetch, --upload-pack, "${v}", origin]'),
+    ("git", '[fetch, "--upload-p=${v}", origin]'),
+    ("git", '[clone, -u, "${v}", src, dst]'),
+    ("git", '[log, "--output=${v}"]'),
+    ("git", '[push, "--receive-pack=${v}", origin]'),
+    ("gh", '[api, user, --jq, "${v}"]'),
+    ("gh", '[api, user, -q, "${v}"]'),
+    ("gh", '[pr, list, "--jq=${v}"]'),
+    ("gh", '[api, user, --hostname, "${v}"]'),
+]
+# Whole args that name a subcommand the policy does not allow, or a writing git config.
+SUBCOMMAND_VALUES = ["x", "send-pack", "daemon", "difftool", "rebase", "submodule", "config"]
+
+
+def option_attacks(scene: Scene) -> list[tuple[str, tuple[str, ...]]]:
+    canary = str(scene.canary)
+    attacks: list[tuple[str, tuple[str, ...]]] = []
+    templates = [(b, a, "option") for b, a in OPTION_TEMPLATES]
+    templates += [(b, a, "literal") for b, a in LITERAL_TEMPLATES]
+    for index, (binary, args, kind) in enumerate(templates):
+        name = f"option-{index}.md"
+        body = "version: v1\ninputs:\n  v:\n    required: true\nworkflow:\n"
+        body += "  - binary: argdump\n    args: [first, step]\n"
+        body += f"  - binary: {binary}\n    args: {args}\n"
+        write(scene.work / name, capability(body))
+        values = OPTION_VALUES if kind == "option" else [v.split("=", 1)[-1] for v in OPTION_VALUES]
+        attacks += [(name, (f"v={value.format(canary=canary)}",)) for value in values]
+    body = "version: v1\ninputs:\n  v:\n    required: true\nworkflow:\n"
+    body += "  - binary: argdump\n    args: [first, step]\n"
+    body += '  - binary: git\n    args: ["${v}", alias.x, "!touch CANARY"]\n'
+    write(scene.work / "subcommand.md", capability(body))
+    attacks += [("subcommand.md", (f"v={value}",)) for value in SUBCOMMAND_VALUES]
+    return attacks
 
 
 def test_input_names_and_pairs_are_not_injectable(scene: Scene) -> None:
@@ -377,17 +499,25 @@ def test_input_names_and_pairs_are_not_injectable(scene: Scene) -> None:
         ("push", ":main"),  # deletes the remote branch main
         ("reset", "--har"),  # = --hard
         ("clean", "--forc"),  # = --force
+        # what reset --hard does, spelled otherwise
+        ("checkout", "-f"),
+        ("checkout", "--forc"),
+        ("switch", "--discard-changes"),
     ],
 )
 def test_equivalent_spellings_of_denied_git_runs_are_refused(scene: Scene, a: str, b: str) -> None:
     """Spellings git 2.39 accepts for the default policy's denied runs (checked against a
     real repository: each forced, deleted, hard-reset or cleaned). A policy that refuses
-    ``push --force`` but runs ``push --force-w`` lets the denied run through."""
+    ``push --force`` but runs ``push --force-w`` lets the denied run through. As typed by
+    the user (``runtime command run``) and as written in a capability."""
     scene.reset()
-    result = scene.execute("git-two.md", f"a={a}", f"b={b}")
+    typed = scene.run("command", "run", "git", a, b, "origin")
+    body = f"version: v1\nworkflow:\n  - binary: git\n    args: [{a}, {json.dumps(b)}]\n"
+    write(scene.work / "spelled.md", capability(body))
+    written = scene.execute("spelled.md")
     ran = [r["argv"] for r in scene.records(scene.git_log)]
-    assert result.code == 3 and not ran, (
-        f"git {a} {b}: exit {result.code}; git ran with {ran}: a denied run let through"
+    assert typed.code == 3 and written.code == 3 and not ran, (
+        f"git {a} {b}: exit {typed.code}/{written.code}; git ran with {ran}: let through"
     )
 
 

@@ -239,7 +239,7 @@ def scene(
     gh_log = tmp_path / "gh.jsonl"
     dump_binary(bin_dir, "envdump", dumps)
     fake_binary(bin_dir, "gh", FAKE_GH.format(log=str(gh_log), token=TOKEN))
-    policy = user_policy(tmp_path / "policy.yaml", ["envdump", "printenv"])
+    policy = user_policy(tmp_path / "policy.yaml", ["envdump", "printenv"], writable=[tmp_path])
     env = {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "RUNTIME_POLICY_FILE": str(policy),

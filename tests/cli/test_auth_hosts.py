@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import capability, write
+from tests.conftest import capability, confinement_lines, write
 from tests.github_double import GitHubDouble
 
 TOKEN = "rt-host-token-" + "q" * 20
@@ -76,10 +76,12 @@ def test_binary_gh_step_gets_its_own_config_and_only_its_token(
         work / "cap.md",
         capability("version: v1\nworkflow:\n  - binary: gh\n    args: [repo, list]\n"),
     )
+    policy = write(tmp_path / "policy.yaml", confinement_lines(tmp_path))  # it records there
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "RUNTIME_GITHUB_TOKEN": TOKEN,
         "AWS_SECRET_ACCESS_KEY": "x",
+        "RUNTIME_POLICY_FILE": str(policy),
     }
     result = cli("capability", "execute", "cap.md", extra_env=env)
     assert result.code == 0, result.stdout + result.stderr
@@ -87,6 +89,7 @@ def test_binary_gh_step_gets_its_own_config_and_only_its_token(
     assert TOKEN not in " ".join(seen["argv"])
     assert seen["env"]["GH_TOKEN"] == TOKEN
     assert seen["env"]["GH_HOST"] == "github.com"
-    assert seen["env"]["GH_CONFIG_DIR"].startswith(("/tmp", str(tmp_path)))
+    # a folder of its own: in the step's private temporary folder when confined
+    assert seen["env"]["GH_CONFIG_DIR"].startswith((seen["env"].get("TMPDIR", "/tmp"), "/tmp"))
     assert not Path(seen["env"]["GH_CONFIG_DIR"]).exists()  # removed after the step
     assert "AWS_SECRET_ACCESS_KEY" not in seen["env"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from runtime import sandbox
 from tests.conftest import EXAMPLES, RUNTIME_BIN, capability, check_schema, write
 
 
@@ -329,8 +330,21 @@ def test_denied_argument_runs_apply_after_substitution(cli, work: Path) -> None:
         ),
     )
     for flag in ("--force", "-f", "-fu", "--force=yes"):
+        # an input never becomes an option: refused before the policy is even asked
         result = cli("capability", "execute", "cap.md", "--input", f"flag={flag}")
-        assert result.code == 3, flag
+        assert result.code == 2, flag
+        assert "cap.md:12:26: error: step 1 (git): the value of input 'flag'" in result.stderr
+        assert "starts with '-'" in result.stderr
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  ref:\n    required: true\n"
+            'workflow:\n  - binary: git\n    args: [push, origin, "${ref}"]\n'
+        ),
+    )
+    for ref in ("+main", ":main", "+refs/heads/main:refs/heads/main"):
+        result = cli("capability", "execute", "cap.md", "--input", f"ref={ref}")
+        assert result.code == 3, ref
         assert "denied_arguments: git push" in result.stderr
     clean = cli("command", "run", "git", "clean", "-d", "-x", "-f")
     assert clean.code == 3
@@ -478,7 +492,9 @@ def test_command_run_and_bounded_environment(cli, work: Path, tmp_path: Path) ->
     assert result.code == 0
     printed = result.json()["steps"][0]["data"]["stdout"]
     names = sorted(line.split("=", 1)[0] for line in printed.splitlines())
-    assert names == ["HOME", "LANG", "PATH"]
+    # confined, the step also gets its private TMPDIR (and bubblewrap sets PWD)
+    confined = ["PWD", "TMPDIR"] if sandbox.probe(os.environ.get("PATH", "")).ok else []
+    assert names == sorted(["HOME", "LANG", "PATH", *confined])
     not_allowed = cli("command", "run", "curl", "http://example.com")
     assert not_allowed.code == 3
 

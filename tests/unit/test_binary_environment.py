@@ -32,9 +32,11 @@ def test_a_mapped_credential_does_not_reach_the_next_binary_of_the_run(tmp_path:
         services=services,
         timeout=10,
     )
-    mapped: dict[str, Any] = child_environment(env, "gh", "github", None, str(tmp_path))
+    mapped: dict[str, Any] = child_environment(
+        env, "gh", "/usr/bin/gh", "github", None, str(tmp_path)
+    )
     assert mapped["GH_TOKEN"].startswith("ghp_") and mapped["PATH"] == "/usr/bin"
-    plain = child_environment(env, "git", None, None)
+    plain = child_environment(env, "jq", "/usr/bin/jq", None, None)
     assert plain == {"PATH": "/usr/bin", "HOME": "/home/u"}
     environ["PATH"] = "/changed"  # looked up once per run: the run's first answer stands
-    assert child_environment(env, "git", None, None)["PATH"] == "/usr/bin"
+    assert child_environment(env, "jq", "/usr/bin/jq", None, None)["PATH"] == "/usr/bin"

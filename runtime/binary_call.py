@@ -1,0 +1,434 @@
+"""A binary step's arguments read as the program will read them.
+
+A provider operation has a declared form, and its args are bound as authored
+(:func:`runtime.provider.bind`). A binary has no declared form, so this
+module reads the little that the program's own grammar makes unambiguous,
+always from the args *as authored*:
+
+* which authored args are options, and whether an input fills an option's
+  name (never allowed) or its value (allowed, unless the policy lists the
+  option in ``literal_options``);
+* whether a substituted value would start with ``-`` where the author wrote
+  no option: the program would take the input for an option
+  (``git fetch ${remote}`` with ``remote=--upload-pack=...``). Refused unless
+  the author wrote ``--`` before it;
+* the subcommand of a program with subcommands (git, gh): the first
+  positional after the global options the program accepts;
+* the reading forms of ``git config`` and the method and route of
+  ``gh api``, which the policy decides like the github provider's own calls.
+
+Nothing here runs anything or reads the file system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from runtime.grammar import REFERENCE
+
+
+class InputMisuse(NamedTuple):
+    """An input that would become (part of) an option: refused at plan time (exit 2)."""
+
+    arg_index: int
+    inputs: tuple[str, ...]
+    message: str
+    hint: str
+
+
+def references(text: str) -> tuple[str, ...]:
+    return tuple(m.group(1) for m in REFERENCE.finditer(text))
+
+
+def input_misuses(authored: Sequence[str], resolved: Sequence[str]) -> list[InputMisuse]:
+    """Every place where an input value would name an option instead of filling a slot.
+
+    * an authored option (``--name=...``) whose name holds a reference;
+    * an authored short option (``-x...``) holding a reference anywhere: a short
+      option's attached value cannot be told from more clustered flags;
+    * an authored argument that is not an option but whose substituted text
+      starts with ``-``, unless an authored ``--`` came before it.
+    """
+    found: list[InputMisuse] = []
+    after_separator = False
+    for index, (text, value) in enumerate(zip(authored, resolved, strict=True)):
+        if after_separator:
+            continue
+        if text == "--":
+            after_separator = True
+            continue
+        names = references(text)
+        if text.startswith("--"):
+            name = text.partition("=")[0]
+            named = references(name)
+            if named:
+                found.append(
+                    InputMisuse(
+                        index,
+                        named,
+                        f"input {_names(named)} would choose the option name in '{text}'",
+                        "an input fills an option's value only: write the option itself, "
+                        "as --name=${value}",
+                    )
+                )
+            continue
+        if text.startswith("-") and len(text) > 1:
+            if names:
+                found.append(
+                    InputMisuse(
+                        index,
+                        names,
+                        f"input {_names(names)} is part of the short option '{text}'",
+                        f"write the option and its value as two args: [{text[:2]}, "
+                        f'"${{{names[0]}}}"], or use the long form --name=${{{names[0]}}}',
+                    )
+                )
+            continue
+        if names and value.startswith("-"):
+            found.append(
+                InputMisuse(
+                    index,
+                    names,
+                    f"the value of input {_names(names)} starts with '-', so the program "
+                    "would read it as an option",
+                    "an input never becomes an option. If the value really is a positional "
+                    'argument (a path, a ref), put "--" before it in the step\'s args; if an '
+                    "option was meant, write the option in the capability (--name=${value})",
+                )
+            )
+    return found
+
+
+def _names(names: Sequence[str]) -> str:
+    unique = list(dict.fromkeys(names))
+    return ", ".join(f"'{n}'" for n in unique)
+
+
+# -- options whose value an input fills -------------------------------------------------
+
+
+class OptionUse(NamedTuple):
+    option: str  # the policy entry that matched, e.g. "--upload-pack" or "clone -u"
+    arg_index: int  # where the option is written
+    inputs: tuple[str, ...]  # the inputs that fill its value
+
+
+def _long_matches(entry: str, written: str) -> bool:
+    """``written`` (``--name``) is ``entry`` or an abbreviation git would accept."""
+    return written == entry or (len(written) > 3 and entry.startswith(written))
+
+
+def literal_option_uses(
+    authored: Sequence[str], entries: Sequence[str], subcommand: str | None
+) -> list[OptionUse]:
+    """Where an input fills the value of an option listed in ``entries``.
+
+    An entry is ``--name``, ``-x``, or ``SUBCOMMAND -x`` (the option only counts
+    for that subcommand: git's ``-u`` is ``--upload-pack`` for clone but
+    ``--set-upstream`` for push). A value is filled by an input when the
+    option's own arg holds a reference after ``=`` (``--name=${v}``, ``-x${v}``),
+    or when the next arg holds one (``[--name, "${v}"]``, ``[-x, "${v}"]``,
+    ``[-qx, "${v}"]``).
+    """
+    options: list[str] = []
+    for entry in entries:
+        scope, _, option = entry.rpartition(" ")
+        if not scope or scope == subcommand:
+            options.append(option)
+    if not options:
+        return []
+    found: list[OptionUse] = []
+    for index, text in enumerate(authored):
+        if text == "--":
+            break
+        if not text.startswith("-") or len(text) < 2:
+            continue
+        following = references(authored[index + 1]) if index + 1 < len(authored) else ()
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            for option in options:
+                if option.startswith("--") and _long_matches(option, name):
+                    filled = references(value) if eq else following
+                    if filled:
+                        found.append(OptionUse(_entry_for(entries, option), index, filled))
+            continue
+        letters = text[1:]
+        for position, letter in enumerate(letters):
+            option = f"-{letter}"
+            if option not in options:
+                continue
+            rest = letters[position + 1 :]
+            filled = references(rest) if rest else following
+            if filled:
+                found.append(OptionUse(_entry_for(entries, option), index, filled))
+    return found
+
+
+def _entry_for(entries: Sequence[str], option: str) -> str:
+    for entry in entries:
+        if entry.rpartition(" ")[2] == option:
+            return entry
+    return option
+
+
+# -- subcommands ---------------------------------------------------------------------------
+
+# The global options a program accepts before its subcommand: option -> takes a value.
+# Anything else before the subcommand is not understood, so no subcommand can be named.
+GLOBAL_OPTIONS: dict[str, dict[str, bool]] = {
+    "git": {
+        "-C": True,
+        "-c": True,
+        "--config-env": True,
+        "--git-dir": True,
+        "--work-tree": True,
+        "--namespace": True,
+        "--super-prefix": True,
+        "--exec-path": False,
+        "--html-path": False,
+        "--man-path": False,
+        "--info-path": False,
+        "-p": False,
+        "--paginate": False,
+        "-P": False,
+        "--no-pager": False,
+        "--no-replace-objects": False,
+        "--no-lazy-fetch": False,
+        "--bare": False,
+        "--literal-pathspecs": False,
+        "--glob-pathspecs": False,
+        "--noglob-pathspecs": False,
+        "--icase-pathspecs": False,
+        "--no-optional-locks": False,
+        "--version": False,
+        "-v": False,
+        "--help": False,
+        "-h": False,
+    },
+    "gh": {"--help": False, "-h": False, "--version": False},
+}
+
+
+class Subcommand(NamedTuple):
+    name: str | None  # None: the args name no subcommand (``git --version``)
+    position: int  # its index in the args (len(args) when none)
+    problem: str = ""  # why no subcommand could be told, when the args cannot be read
+
+
+def find_subcommand(binary: str, args: Sequence[str]) -> Subcommand:
+    """The first positional after the global options ``binary`` is known to accept."""
+    known = GLOBAL_OPTIONS.get(binary, {})
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if not arg.startswith("-") or arg == "-":
+            return Subcommand(arg, index)
+        name, eq, _ = arg.partition("=")
+        if name not in known:
+            return Subcommand(
+                None,
+                index,
+                f"'{arg}' before the subcommand is not a global option runtime knows for {binary}",
+            )
+        index += 2 if known[name] and not eq else 1
+    return Subcommand(None, len(args))
+
+
+# -- git config: only its reading forms --------------------------------------------------
+
+_CONFIG_READ = {
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--get-color",
+    "--get-colorbool",
+    "--list",
+    "-l",
+}
+_CONFIG_WRITE = {
+    "--add",
+    "--unset",
+    "--unset-all",
+    "--replace-all",
+    "--rename-section",
+    "--remove-section",
+    "--edit",
+    "-e",
+    "--comment",
+}
+# options that only choose where to read from or how to print: option -> takes a value
+_CONFIG_NEUTRAL = {
+    "--global": False,
+    "--system": False,
+    "--local": False,
+    "--worktree": False,
+    "-f": True,
+    "--file": True,
+    "--blob": True,
+    "--type": True,
+    "--default": True,
+    "--show-origin": False,
+    "--show-scope": False,
+    "--name-only": False,
+    "-z": False,
+    "--null": False,
+    "--bool": False,
+    "--int": False,
+    "--bool-or-int": False,
+    "--path": False,
+    "--expiry-date": False,
+    "--includes": False,
+    "--no-includes": False,
+    "--fixed-value": False,
+    "--all": False,
+    "--regexp": False,
+    "--url": True,
+}
+
+
+def git_config_reads(args: Sequence[str]) -> bool:
+    """Whether ``git config ARGS`` (the args after ``config``) only reads.
+
+    A read is an explicit read action (``--get``, ``--list``, ``get``, ``list``...)
+    or a single name (``git config user.name``). Anything else -- a write action,
+    two positionals (``name value`` sets), an option runtime does not know -- is
+    not a read.
+    """
+    positionals: list[str] = []
+    reading = False
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            positionals.extend(args[index:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            positionals.append(arg)
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _CONFIG_WRITE:
+            return False
+        if name in _CONFIG_READ:
+            reading = True
+            continue
+        if name not in _CONFIG_NEUTRAL:
+            return False
+        if _CONFIG_NEUTRAL[name] and not eq:
+            index += 1
+    if reading:
+        return True
+    if positionals and positionals[0] in ("get", "list"):
+        return True
+    return len(positionals) == 1 and positionals[0] not in (
+        "set",
+        "unset",
+        "rename-section",
+        "remove-section",
+        "edit",
+    )
+
+
+# -- gh api: its method and route ------------------------------------------------------
+
+_GH_API_VALUE = {
+    "-X": "method",
+    "--method": "method",
+    "-F": "field",
+    "--field": "field",
+    "-f": "field",
+    "--raw-field": "field",
+    "--input": "field",
+    "-H": "",
+    "--header": "",
+    "-p": "",
+    "--preview": "",
+    "-q": "",
+    "--jq": "",
+    "-t": "",
+    "--template": "",
+    "--cache": "",
+    "--hostname": "",
+}
+_GH_API_FLAGS = {
+    "--paginate",
+    "--slurp",
+    "-i",
+    "--include",
+    "--silent",
+    "--verbose",
+    "-h",
+    "--help",
+}
+
+
+class GhApiCall(NamedTuple):
+    method: str  # upper case
+    route: str  # as gh would request it, with a leading "/" (a full URL stays as it is)
+    problem: str = ""
+
+
+def gh_api_call(args: Sequence[str]) -> GhApiCall:
+    """The method and route of ``gh api ARGS`` (the args after ``api``), read as gh reads them.
+
+    gh sends GET, or POST when fields or an input body are given, unless
+    ``--method``/``-X`` says otherwise; flags may come before or after the route.
+    """
+    method: str | None = None
+    fields = False
+    route: str | None = None
+
+    def take(option: str, value: str | None) -> None:
+        nonlocal method, fields
+        kind = _GH_API_VALUE[option]
+        if kind == "method" and value is not None:
+            method = value
+        elif kind == "field":
+            fields = True
+
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            if route is None and index < len(args):
+                route = args[index]
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            if name in _GH_API_FLAGS:
+                continue
+            if name not in _GH_API_VALUE:
+                return GhApiCall("", "", f"gh api option '{name}' is not one runtime can read")
+            if not eq:
+                value = args[index] if index < len(args) else ""
+                index += 1
+            take(name, value)
+            continue
+        if arg.startswith("-") and len(arg) > 1:
+            letters = arg[1:]
+            for position, letter in enumerate(letters):
+                option = f"-{letter}"
+                if option in _GH_API_FLAGS:
+                    continue
+                if option not in _GH_API_VALUE:
+                    return GhApiCall(
+                        "", "", f"gh api option '{option}' is not one runtime can read"
+                    )
+                value = letters[position + 1 :]
+                if not value:
+                    value = args[index] if index < len(args) else ""
+                    index += 1
+                take(option, value)
+                break
+            continue
+        if route is None:
+            route = arg
+    if route is None:
+        return GhApiCall("", "", "gh api names no route")
+    chosen = (method or ("POST" if fields else "GET")).upper()
+    if not route.startswith("/") and "://" not in route:
+        route = "/" + route
+    return GhApiCall(chosen, route)

@@ -1,0 +1,199 @@
+"""How the engine starts a step's program: confined where the system allows it.
+
+One :class:`Launcher` per run. With bubblewrap usable (:mod:`runtime.sandbox`)
+every program a step starts -- an allow-listed binary, or gh for a provider
+operation -- runs confined: it reads only the policy's system paths and
+roots, writes only its write roots and a private temporary folder
+(``TMPDIR``), never Runtime Home or the policy file, sees only its own
+processes, has no network under ``network: none``, and dies with its step
+(and with the runtime, if the runtime is killed).
+
+Without confinement (macOS, an old kernel, user namespaces turned off) the
+other layers still hold (binding as authored, the policy, hardened git,
+protected paths), and the runtime does what an unprivileged process can:
+
+* each program is started through ``setpriv --pdeathsig KILL`` (util-linux)
+  where it exists, so a SIGKILLed runtime takes the step's program with it;
+* the runtime is a child subreaper (``PR_SET_CHILD_SUBREAPER``): a daemon
+  that double-forked out of the step's process group is re-parented to the
+  runtime, which kills it when the step ends (:func:`reap_orphans`).
+
+Preflight and ``runtime doctor`` say which of the two applies; a policy with
+``require_confinement: true`` refuses binary steps where confinement is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runtime import sandbox
+
+if TYPE_CHECKING:
+    from runtime.workspace import Workspace
+
+# Variables naming files a program reads to trust a private CA: made visible inside.
+_CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+@dataclass(frozen=True)
+class Launcher:
+    availability: sandbox.Availability
+    base: sandbox.Confinement  # the policy's view of the machine; network and files per program
+    setpriv: str | None = None  # unconfined: `setpriv --pdeathsig KILL` when it exists
+
+    @property
+    def confined(self) -> bool:
+        return self.availability.ok
+
+    def describe(self) -> str:
+        if self.confined:
+            return f"confined by bubblewrap ({self.availability.bwrap})"
+        return f"NOT OS-confined: {self.availability.reason}"
+
+    @contextlib.contextmanager
+    def scratch(self, name: str) -> Iterator[str]:
+        """A folder of the program's own for this one start (gh's GH_CONFIG_DIR): pass it
+        to :meth:`command` as ``scratch``.
+
+        Confined, it is made empty inside the private temporary folder, which is new
+        for each start and gone with it; unconfined, a host temporary folder removed
+        afterwards.
+        """
+        if self.confined:
+            yield f"{sandbox.private_tmp(self.base)}/{name}"
+            return
+        with tempfile.TemporaryDirectory(prefix=f"runtime-{name}-") as folder:
+            yield folder
+
+    def command(
+        self,
+        argv: Sequence[str],
+        environ: Mapping[str, str],
+        *,
+        network: bool,
+        scratch: str | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment that start ``argv`` (argv[0] absolute) for a step."""
+        child = dict(environ)
+        if not self.confined:
+            prefix = [self.setpriv, "--pdeathsig", "KILL", "--"] if self.setpriv else []
+            return [*prefix, *argv], child
+        files = [os.path.realpath(argv[0])]
+        files += [child[v] for v in _CA_VARIABLES if os.path.isabs(child.get(v, ""))]
+        spec = replace(
+            self.base,
+            network=network,
+            extra_read_files=tuple(files),
+            private_dirs=(scratch,) if scratch else (),
+        )
+        child["TMPDIR"] = sandbox.private_tmp(spec)
+        assert self.availability.bwrap is not None
+        return sandbox.command(self.availability.bwrap, argv, spec), child
+
+
+def for_run(ws: Workspace, *, probe: bool = True) -> Launcher:
+    """The run's launcher: the policy's paths, and whether bubblewrap confines here.
+
+    ``probe=False`` (plan, which starts no process) only looks bwrap up on PATH.
+    """
+    policy = ws.policy
+    cwd = str(ws.cwd)
+    protected = [str(ws.home.root)]
+    if ws.policy_file is not None:
+        protected.append(str(ws.policy_file))
+    base = sandbox.Confinement(
+        cwd=cwd,
+        read_paths=tuple(str(p) for p in policy.roots("read", ws.cwd)),
+        write_paths=tuple(str(p) for p in policy.roots("write", ws.cwd)),
+        system_paths=tuple(os.path.expanduser(p) for p in policy.system_paths),
+        protected_paths=tuple(protected),
+    )
+    if probe:
+        availability = sandbox.probe(ws.path)
+    else:
+        found = shutil.which("bwrap", path=ws.path) if sys.platform.startswith("linux") else None
+        availability = sandbox.Availability(
+            ok=found is not None, bwrap=found, reason="" if found else sandbox.NOT_INSTALLED
+        )
+    if availability.ok:
+        try:
+            sandbox.command(availability.bwrap or "bwrap", ["/bin/true"], base)
+        except ValueError as exc:  # a root that would uncover /proc or /dev, e.g. write_roots: [/]
+            availability = sandbox.Availability(
+                ok=False, bwrap=availability.bwrap, reason=f"the policy's roots: {exc}"
+            )
+    setpriv = None
+    if not availability.ok and sys.platform.startswith("linux"):
+        setpriv = shutil.which("setpriv", path=ws.path)
+    return Launcher(availability, base, setpriv)
+
+
+# -- the runtime process itself ------------------------------------------------------------
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # here: only runs that start steps pay for it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def protect_process() -> None:
+    """Make the runtime not dumpable: no process of the same user can read its memory or
+    its ``/proc/<pid>/environ`` (where a token from the environment lives), nor ptrace it."""
+    _prctl(_PR_SET_DUMPABLE, 0)
+
+
+def become_subreaper() -> bool:
+    """Orphans of our steps (a double-forked daemon) become our children, to be reaped."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def children() -> set[int]:
+    """The runtime's child processes now (Linux; empty elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return set()
+    me = str(os.getpid()).encode()
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == me:
+            found.add(int(entry.name))
+    return found
+
+
+def reap_orphans(before: set[int]) -> int:
+    """Kill and reap the runtime's children that were not there before the step started:
+    the step's own program has been waited for, so what is left escaped its process group
+    (a double-forked daemon, re-parented to us as the subreaper)."""
+    killed = [pid for pid in children() - before]
+    for pid in killed:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in killed:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)  # SIGKILL cannot be caught: this returns at once
+    return len(killed)

@@ -1,0 +1,296 @@
+"""Confine one program with bubblewrap (``bwrap``): the operating-system layer of the design.
+
+What it gives a binary step
+---------------------------
+- Only the policy's folders exist: system folders and read roots read-only,
+  write roots read-write, everything else is simply absent from the mount
+  namespace (not "permission denied": not there).
+- A private ``/proc`` in a PID namespace of its own: the program sees only its
+  own processes, never the runtime's ``/proc/<pid>/environ`` (where tokens live).
+- Processes die with their step. bwrap runs as PID 1 of the namespace, and when
+  it exits the kernel kills every process left in it, so a double-forked
+  ``--detach`` daemon cannot outlive the step. ``--die-with-parent`` does the
+  same when the runtime itself is SIGKILLed.
+- ``network: none`` is a new, empty network namespace (``--unshare-net``, part
+  of ``--unshare-all``): not even loopback reaches the host.
+- Read-only overlays: Runtime Home and the user's policy file stay read-only
+  even when they lie under a write root.
+- ``--new-session`` (no TIOCSTI injection into the caller's terminal) and
+  ``--cap-drop ALL`` (no capability survives, even when runtime runs as root).
+
+Why bubblewrap and not Landlock
+-------------------------------
+Landlock, the alternative studied, only ever adds allowed trees: it cannot
+carve a read-only hole (Runtime Home) out of a writable tree, nor hide other
+processes' ``/proc`` entries, nor kill a daemon that escaped the process group.
+bubblewrap does all of this with namespaces and needs no privileges where
+unprivileged user namespaces are allowed (Debian, Fedora, most CI runners).
+Cost measured on this project's machine: a confined ``true`` takes ~4-5 ms
+against ~0.6 ms unconfined, which no user feels next to the programs steps run.
+
+The command line, and why its order matters
+-------------------------------------------
+bwrap applies mounts in the order given, and a later mount hides whatever an
+earlier one put at or below the same path. :func:`command` therefore emits:
+
+1. namespaces and hardening: ``--unshare-all`` (``--share-net`` when network
+   is allowed), ``--die-with-parent``, ``--new-session``, ``--cap-drop ALL``;
+2. system folders, read-only, shallow before deep; a host path that is a
+   symlink (merged-/usr: ``/bin -> usr/bin``) becomes the same symlink inside,
+   since binding it would duplicate a tree instead of reproducing the layout;
+3. a minimal ``--dev /dev`` and a private ``--proc /proc``;
+4. the private temporary folder, a tmpfs (see :func:`private_tmp`), before the
+   roots so that a root below it (tests keep theirs under ``/tmp``) shows through,
+   and the empty folders asked for inside it (``private_dirs``: gh's config folder);
+5. read roots (``--ro-bind-try``), shallow before deep;
+6. write roots (``--bind-try``), shallow before deep, after the read roots: a
+   write root inside a read root is writable, and a read root inside a write
+   root stays writable (the write bind of the outer folder covers it) -- the
+   union of what the policy grants. Within one kind, shallow before deep
+   changes nothing a program sees (each bind brings the host tree as it is);
+   it keeps the command line stable and readable;
+7. single extra files read-only (the binary's own real path outside the system
+   folders, a CA bundle...), unless a mount above already shows them;
+8. protected paths read-only, last, so they win over any write root above them;
+9. ``--chdir cwd``, ``--`` and the program.
+
+Roots and files use the ``-try`` variants, so a root missing on this machine is
+skipped instead of failing the step. A protected path uses the plain
+``--ro-bind``: if it vanished between the check and the mount, bwrap fails
+rather than leave it writable.
+
+Refused: a root, system folder or file that is ``/`` or an ancestor of ``/proc``
+or ``/dev``, or lies under ``/proc`` -- binding it would bring back the host's
+``/proc`` and devices over the private ones.
+
+No ``--setenv``: bwrap passes on the environment it is started with, and the
+caller builds that environment (including ``TMPDIR=private_tmp(spec)``). The
+one change is bwrap's own: it sets ``PWD`` to the directory it changed to.
+Paths are used as given: the caller passes real paths (policy roots are
+resolved already); only protected paths are resolved here, because their
+protection must land on the real folder a write root exposes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+# How long the probe's trivial confined command may take before bwrap is deemed unusable.
+PROBE_TIMEOUT = 2.0
+# What the probe binds to run `true`: enough for a dynamically linked program.
+PROBE_SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+PROBE_PROGRAMS = ("/usr/bin/true", "/bin/true")
+# Where the private temporary folder may go, in order of preference; the first
+# one no visible path covers wins (a root over it would hide the tmpfs).
+TMP_CANDIDATES = ("/tmp", "/run/runtime-tmp", "/var/tmp/runtime-tmp")
+# The private kernel views a bind from the host must never cover.
+_PRIVATE_MOUNTS = ("/proc", "/dev")
+
+NOT_INSTALLED = "bubblewrap (bwrap) is not installed; install the Debian package bubblewrap"
+NO_NAMESPACES_HINT = (
+    "unprivileged user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone"
+    " / user.max_user_namespaces, or kernel.apparmor_restrict_unprivileged_userns on Ubuntu)"
+)
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether OS confinement is usable here; ``reason`` says why not, in words a user can act on."""
+
+    ok: bool
+    bwrap: str | None  # absolute path of the bwrap found, None when none was
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Confinement:
+    """What one confined program may see. Every path is absolute."""
+
+    cwd: str  # working directory inside, the same path as outside
+    read_paths: tuple[str, ...] = ()  # policy read roots (real paths)
+    write_paths: tuple[str, ...] = ()  # policy write roots (real paths)
+    system_paths: tuple[str, ...] = ()  # system folders, read-only; missing ones are skipped
+    extra_read_files: tuple[str, ...] = ()  # single files, read-only
+    protected_paths: tuple[str, ...] = ()  # read-only even under a write root
+    private_dirs: tuple[str, ...] = ()  # empty folders made inside the private temporary folder
+    network: bool = False  # False: a new, empty network namespace
+
+
+def probe(path_env: str) -> Availability:
+    """Find bwrap on ``path_env`` and prove, once per process, that it can confine here.
+
+    Never raises for an ordinary failure: a missing bwrap, a kernel without
+    unprivileged user namespaces or a hanging bwrap all come back as ``ok=False``.
+    """
+    if not sys.platform.startswith("linux"):
+        return Availability(
+            ok=False, bwrap=None, reason="not Linux: bubblewrap needs Linux namespaces"
+        )
+    found = shutil.which("bwrap", path=path_env)
+    if found is None:
+        return Availability(ok=False, bwrap=None, reason=NOT_INSTALLED)
+    return _probe_bwrap(os.path.abspath(found))
+
+
+@functools.cache
+def _probe_bwrap(bwrap: str) -> Availability:
+    """Run ``true`` confined the way :func:`command` confines steps; cached per bwrap path."""
+    program = next((p for p in PROBE_PROGRAMS if os.access(p, os.X_OK)), None)
+    if program is None:
+        return Availability(
+            ok=False,
+            bwrap=bwrap,
+            reason="cannot test bwrap: neither /usr/bin/true nor /bin/true exists",
+        )
+    argv = command(bwrap, [program], Confinement(cwd="/", system_paths=PROBE_SYSTEM_PATHS))
+    try:
+        proc = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            env={},
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Availability(
+            ok=False,
+            bwrap=bwrap,
+            reason=f"bwrap ({bwrap}) did not run a trivial confined command within {PROBE_TIMEOUT:g} s",
+        )
+    except OSError as exc:
+        return Availability(
+            ok=False, bwrap=bwrap, reason=f"bwrap ({bwrap}) cannot be started: {exc.strerror}"
+        )
+    if proc.returncode == 0:
+        return Availability(ok=True, bwrap=bwrap)
+    lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    detail = lines[0].strip() if lines else f"exit status {proc.returncode}"
+    return Availability(
+        ok=False,
+        bwrap=bwrap,
+        reason=f"bwrap cannot create namespaces here: {detail}; {NO_NAMESPACES_HINT}",
+    )
+
+
+def private_tmp(spec: Confinement) -> str:
+    """The path of the step's private tmpfs inside; the caller sets ``TMPDIR`` to it.
+
+    ``/tmp`` unless a visible path is ``/tmp`` itself or an ancestor of it (its
+    bind would hide the tmpfs); then the next of :data:`TMP_CANDIDATES`.
+    """
+    visible = _normalized(
+        [*spec.system_paths, *spec.read_paths, *spec.write_paths, *spec.extra_read_files]
+    )
+    for candidate in TMP_CANDIDATES:
+        if not any(_within(candidate, path) for path in visible):
+            return candidate
+    raise ValueError(
+        "no free place for the private temporary folder: roots cover " + ", ".join(TMP_CANDIDATES)
+    )
+
+
+def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
+    """The bwrap command line that runs ``argv`` confined as ``spec`` says (order: module docstring).
+
+    Raises ValueError for a relative path or a path that would uncover the host's
+    ``/proc`` or ``/dev``.
+    """
+    if not argv or not os.path.isabs(argv[0]):
+        raise ValueError("the program must be named by an absolute path")
+    _check(spec)
+    tmp = private_tmp(spec)
+
+    args = [bwrap, "--unshare-all"]
+    if spec.network:
+        args.append("--share-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+    shown: list[str] = []  # destinations of binds, to know what is visible already
+    for dest, link in _system_mounts(spec.system_paths):
+        if link is not None:
+            args += ["--symlink", link, dest]
+        else:
+            args += ["--ro-bind-try", dest, dest]
+            shown.append(dest)
+
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", tmp]
+    for folder in spec.private_dirs:
+        if not _within(os.path.normpath(folder), tmp) or os.path.normpath(folder) == tmp:
+            raise ValueError(f"{folder} is not inside the private temporary folder {tmp}")
+        args += ["--dir", folder]
+
+    writable = set(_normalized(spec.write_paths))
+    readable = [p for p in _normalized(spec.read_paths) if p not in writable]
+    for path in _shallow_first(readable):
+        args += ["--ro-bind-try", path, path]
+    for path in _shallow_first(writable):
+        args += ["--bind-try", path, path]
+    shown += readable
+    shown += writable
+
+    for file in _normalized(spec.extra_read_files):
+        # Re-binding a file already shown would only make it read-only under a write root.
+        if not any(_within(file, root) for root in shown):
+            args += ["--ro-bind-try", file, file]
+
+    roots = readable + list(writable)
+    for path in _normalized(os.path.realpath(p) for p in spec.protected_paths):
+        if os.path.exists(path) and any(_within(path, root) for root in roots):
+            args += ["--ro-bind", path, path]
+
+    args += ["--chdir", spec.cwd, "--", *argv]
+    return args
+
+
+def _check(spec: Confinement) -> None:
+    named = [
+        *spec.system_paths,
+        *spec.read_paths,
+        *spec.write_paths,
+        *spec.extra_read_files,
+        *spec.protected_paths,
+        spec.cwd,
+    ]
+    for path in named:
+        if not os.path.isabs(path):
+            raise ValueError(f"not an absolute path: {path!r}")
+    for path in [*spec.system_paths, *spec.read_paths, *spec.write_paths, *spec.extra_read_files]:
+        norm = os.path.normpath(path)
+        if any(_within(mount, norm) for mount in _PRIVATE_MOUNTS) or _within(norm, "/proc"):
+            raise ValueError(f"{path} would expose the host's /proc or /dev inside the sandbox")
+
+
+def _system_mounts(paths: Iterable[str]) -> list[tuple[str, str | None]]:
+    """(destination, symlink target or None for a read-only bind), shallow first; missing skipped."""
+    mounts: dict[str, str | None] = {}
+    for path in _normalized(paths):
+        if os.path.islink(path):
+            try:
+                mounts[path] = os.readlink(path)
+            except OSError:
+                continue
+        elif os.path.exists(path):
+            # Reached through a symlinked parent (/lib/x86_64-linux-gnu): bind the real folder.
+            mounts.setdefault(os.path.realpath(path), None)
+    return [(dest, mounts[dest]) for dest in _shallow_first(mounts)]
+
+
+def _normalized(paths: Iterable[str]) -> list[str]:
+    """Normalized, without duplicates, in the order given."""
+    return list(dict.fromkeys(os.path.normpath(p) for p in paths))
+
+
+def _shallow_first(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda p: (len([part for part in p.split("/") if part]), p))
+
+
+def _within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or lies below it (both normalized, absolute)."""
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
