@@ -120,6 +120,7 @@ def execute_plan(
     base = {"run_id": run_id, "capability": cap.path, "sha256": cap.sha256}
     network = NetworkRule.from_requires(cap.requires.get("network"))
     stop: str | None = None
+    in_progress: PlannedStep | None = None
     try:
         for planned in plan.steps:
             if stop is not None:
@@ -141,6 +142,7 @@ def execute_plan(
                 reporter.step_finished(result, total)
                 stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
                 continue
+            in_progress = planned  # announced; its own record is not written yet
             reporter.step_started(planned, total)
             result = _run_step(
                 network,
@@ -153,28 +155,11 @@ def execute_plan(
             )
             run.results.append(result)
             try:
-                audit.record(
-                    "step",
-                    **base,
-                    step=planned.index,
-                    target=planned.label,
-                    provider=planned.provider,
-                    operation=planned.operation.name if planned.operation else None,
-                    binary=planned.binary,
-                    binary_path=planned.binary_path,
-                    args=planned.args,
-                    transport=planned.transport,
-                    effect=planned.effect,
-                    decision=planned.decision.to_json(),
-                    status=result.status,
-                    exit_code=result.outcome.exit_code if result.outcome else None,
-                    http_status=result.outcome.http_status if result.outcome else None,
-                    duration_ms=round(result.duration_ms, 3),
-                    error=result.error,
-                )
+                _record_step(audit, base, planned, result)
             except AuditError as exc:
                 result.status = "failed"
                 result.error = f"{exc} (the step itself ran)"
+            in_progress = None
             reporter.step_finished(result, total)
             if result.status == "interrupted":
                 stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
@@ -189,34 +174,25 @@ def execute_plan(
             elif result.status != "ok":
                 stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
     except (KeyboardInterrupt, Terminated) as exc:
-        # a signal between steps, or while a record was written: the step in progress is
-        # recorded as interrupted, the rest as not run, and run.end is still written
+        # a signal between steps, while a record was written or the reporter printed: the
+        # step that was announced and not yet recorded gets its record (as it ended, or as
+        # interrupted), the steps never started are not run, and run.end is still written
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
         stop = status
         run.exit_code = (
             int(ExitCode.INTERRUPTED) if isinstance(exc, KeyboardInterrupt) else exc.exit_code
         )
         cause = "SIGINT" if isinstance(exc, KeyboardInterrupt) else exc.name
+        ended = {r.planned.index: r for r in run.results}
+        if in_progress is not None:
+            last = ended.get(in_progress.index)
+            if last is None:
+                last = StepResult(in_progress, status, error=f"{status} by {cause}")
+                run.results.append(last)
+            with contextlib.suppress(AuditError):
+                _record_step(audit, base, in_progress, last)
         done = {r.planned.index for r in run.results}
-        current: PlannedStep | None = None
-        for planned in plan.steps:
-            if planned.index in done:
-                continue
-            if current is None:
-                current = planned
-                run.results.append(StepResult(planned, status, error=f"{status} by {cause}"))
-                with contextlib.suppress(AuditError):
-                    audit.record(
-                        "step",
-                        **base,
-                        step=planned.index,
-                        target=planned.label,
-                        args=planned.args,
-                        status=status,
-                        error=f"{status} by {cause}",
-                    )
-            else:
-                run.results.append(StepResult(planned, "not-run"))
+        run.results += [StepResult(p, "not-run") for p in plan.steps if p.index not in done]
     run.status = stop or "ok"
     # the step records already hold the outcome; the CLI reports the run's own result
     with contextlib.suppress(AuditError):
@@ -229,6 +205,31 @@ def execute_plan(
             ok=sum(1 for r in run.results if r.status == "ok"),
         )
     return run
+
+
+def _record_step(
+    audit: AuditLog, base: dict[str, Any], planned: PlannedStep, result: StepResult
+) -> None:
+    outcome = result.outcome
+    audit.record(
+        "step",
+        **base,
+        step=planned.index,
+        target=planned.label,
+        provider=planned.provider,
+        operation=planned.operation.name if planned.operation else None,
+        binary=planned.binary,
+        binary_path=planned.binary_path,
+        args=planned.args,
+        transport=planned.transport,
+        effect=planned.effect,
+        decision=planned.decision.to_json(),
+        status=result.status,
+        exit_code=outcome.exit_code if outcome else None,
+        http_status=outcome.http_status if outcome else None,
+        duration_ms=round(result.duration_ms, 3),
+        error=result.error,
+    )
 
 
 def _run_step(

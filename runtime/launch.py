@@ -161,9 +161,10 @@ def protect_process() -> None:
     _prctl(_PR_SET_DUMPABLE, 0)
 
 
-def become_subreaper() -> bool:
-    """Orphans of our steps (a double-forked daemon) become our children, to be reaped."""
-    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+def become_subreaper(on: bool = True) -> bool:
+    """Orphans of our steps (a double-forked daemon) become our children, to be reaped;
+    ``on=False`` when the run is over (a process that goes on is left as it was)."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0)
 
 
 def children() -> set[int]:

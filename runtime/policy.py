@@ -270,6 +270,7 @@ class Policy:
 
 
 _SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")
+_LEADING_LETTERS = re.compile(r"[A-Za-z0-9]+")
 # What may follow a denied binary's name in a versioned spelling: python3.11, perl5.36, node-18
 _VERSIONED = re.compile(r"[-.]?[0-9][0-9.]*")
 
@@ -290,8 +291,11 @@ def _token_matches(rule: str, arg: str) -> bool:
         # --force-with-lease) or given a value (--force=yes)
         name = arg.split("=", 1)[0]
         return rule.startswith(name) or name == rule
-    if _SHORT_CLUSTER.match(rule) and _SHORT_CLUSTER.match(arg):
-        return set(rule[1:]) <= set(arg[1:])
+    if _SHORT_CLUSTER.match(rule) and arg.startswith("-") and not arg.startswith("--"):
+        # a cluster (-fd) or a short option with its value attached (-Oless, -n5): the
+        # letters before the first other character are options, any of them the rule's
+        letters = _LEADING_LETTERS.match(arg[1:])
+        return letters is not None and set(rule[1:]) <= set(letters.group(0))
     return False
 
 

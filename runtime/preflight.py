@@ -803,7 +803,91 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
     return Check(req, TRUE, FALSE, f"{shown} does not list the {what} {wanted}", checked_at=stamp)
 
 
+def _launcher(ctx: Context) -> Any:
+    """The run's launcher; without probing (plan) only whether bwrap is on PATH."""
+    if ctx.probe and ctx.services is not None:
+        return ctx.services.launcher
+    from runtime.launch import for_run
+
+    return for_run(ctx.ws, probe=False)
+
+
+def _confinement_needed(ctx: Context) -> str | None:
+    """Why confinement is required here, or None when it is only wanted."""
+    required, source = ctx.ws.policy.require_confinement
+    if required:
+        return f"the policy requires it (require_confinement: true, {source})"
+    binaries = any(s.binary is not None for s in ctx.plan.steps)
+    if binaries and ctx.network is not None and ctx.network.kind == "none":
+        return "requires.network is none, which needs a network namespace for binary steps"
+    return None
+
+
+def check_confinement(req: Requirement, ctx: Context) -> Check:
+    launcher = _launcher(ctx)
+    needed = _confinement_needed(ctx)
+    req.optional = needed is None
+    if launcher.confined:
+        how = "" if ctx.probe else " (bwrap found on PATH; not started by plan)"
+        return Check(
+            req,
+            TRUE,
+            TRUE,
+            f"programs run confined by bubblewrap{how}: the policy's roots and system_paths "
+            "only, Runtime Home read-only, a private /proc and TMPDIR, no process outlives "
+            "its step",
+        )
+    reason = f"programs are NOT OS-confined here: {launcher.availability.reason}"
+    if needed:
+        reason += f"; {needed}"
+    else:
+        reason += "; the other layers still hold (binding as authored, the policy, hardened git)"
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        reason,
+        "install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces",
+    )
+
+
+def check_network_enforcement(req: Requirement, ctx: Context) -> Check:
+    rule = ctx.network
+    if rule is None:
+        return Check(req, FALSE, FALSE, "the capability's network rule cannot be read")
+    if req.target.get("kind") != "binary":
+        return Check(
+            req,
+            TRUE,
+            TRUE,
+            f"{rule.describe()}: checked by the provider before every connection it makes",
+        )
+    if rule.kind == "public":
+        return Check(req, TRUE, TRUE, "public: a program's network is not restricted")
+    if rule.kind == "none":
+        if _launcher(ctx).confined:
+            return Check(req, TRUE, TRUE, "none: the program runs in an empty network namespace")
+        return Check(
+            req,
+            TRUE,
+            FALSE,
+            "none: cannot be enforced without OS confinement; the step is refused",
+            "install bubblewrap, or drop the binary step",
+        )
+    return Check(
+        req,
+        TRUE,
+        FALSE,
+        f"{rule.describe()}: runtime cannot restrict a program's network to that; the step "
+        "is refused",
+        "declare network: public (or none), or use provider operations, whose connections "
+        "are checked",
+    )
+
+
 CHECKERS: dict[str, Callable[[Requirement, Context], Check]] = {
+    "confinement": check_confinement,
+    "networkEnforcement": check_network_enforcement,
     "objectRef": check_object_ref,
     "runnerCapability": check_runner_capability,
     "contextSource": check_context_source,

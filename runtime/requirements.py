@@ -225,4 +225,29 @@ def inferred(plan: Plan) -> Requirements:
                     step=s.index,
                 )
             )
+    programs = [s.index for s in plan.steps if s.binary is not None or s.transport == "cli"]
+    if programs:
+        # whether the programs steps start run OS-confined here (optional unless the policy
+        # or network: none needs it: decided when checked)
+        add(
+            Requirement(
+                "confinement",
+                "confinement",
+                {"steps": programs},
+                optional=True,
+                source=f"step{'s' if len(programs) > 1 else ''} {', '.join(map(str, programs))}",
+            )
+        )
+    if "network" in cap.requires:
+        # how each step keeps to requires.network (MDA: satisfy it or refuse)
+        for s in plan.steps:
+            add(
+                Requirement(
+                    f"network:step-{s.index}",
+                    "networkEnforcement",
+                    {"step": s.index, "kind": "binary" if s.binary is not None else s.transport},
+                    source=f"step {s.index}",
+                    step=s.index,
+                )
+            )
     return out

@@ -40,8 +40,8 @@ class Services:
         from runtime.launch import become_subreaper, for_run
 
         launcher = for_run(self.workspace)
-        if not launcher.confined:
-            become_subreaper()
+        if not launcher.confined and become_subreaper():
+            self.on_close(lambda: become_subreaper(False))
         return launcher
 
     @cached_property

@@ -264,11 +264,14 @@ def main(argv: list[str] | None = None) -> None:
         code = int(exc.exit_code)
     except BaseException as exc:  # every failure gets its exit code here
         code = _exit_code_for(exc, args)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except OSError:  # nobody reads stdout any more; the exit code still tells the outcome
+        silence_stdout()
     raise SystemExit(code)
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -293,12 +296,12 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
         return int(ExitCode.INTERRUPTED)
     if isinstance(exc, Terminated):
         if exc.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
-            _silence_stdout()
+            silence_stdout()
         with contextlib.suppress(OSError):
             sys.stderr.write(f"terminated by {exc.name}\n")
         return exc.exit_code
     if isinstance(exc, BrokenPipeError):
-        _silence_stdout()
+        silence_stdout()
         return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

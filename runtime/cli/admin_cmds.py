@@ -60,6 +60,20 @@ def policy_show_cmd() -> None:
     out("binary_credentials:")
     for item in doc["binary_credentials"]:
         out(f"    {item['binary']} -> {item['credential']}  [{item['source']}]")
+    out("allowed_subcommands:")
+    for binary in sorted({i["binary"] for i in doc["allowed_subcommands"]}):
+        items = [i for i in doc["allowed_subcommands"] if i["binary"] == binary]
+        out(f"  {binary}:")
+        grouped(items, "subcommand")
+    out("literal_options (an input never fills their value):")
+    for binary in sorted({i["binary"] for i in doc["literal_options"]}):
+        items = [i for i in doc["literal_options"] if i["binary"] == binary]
+        out(f"  {binary}:")
+        grouped(items, "option")
+    out("system_paths (what a confined binary step may read besides the roots):")
+    grouped(doc["system_paths"], "path")
+    for key in ("git_hooks", "require_confinement"):
+        out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
 
 
 @policy_app.command("check")

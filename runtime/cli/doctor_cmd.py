@@ -147,6 +147,29 @@ def _binaries(ws: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _confinement(ws: Any) -> dict[str, Any]:
+    """Whether binary steps (and gh) run OS-confined here: said plainly either way."""
+    from runtime.errors import RuntimeFailure
+    from runtime.launch import for_run
+
+    try:
+        launcher = for_run(ws)
+        required = ws.policy.require_confinement[0]
+    except RuntimeFailure:
+        return _check("confinement", "warning", "not checked: the policy cannot be read")
+    if launcher.confined:
+        return _check("confinement", "ok", f"binary steps run {launcher.describe()}")
+    fix = "install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces"
+    if required:
+        detail = f"binary steps are refused: {launcher.availability.reason}"
+        return _check("confinement", "error", detail + " (require_confinement: true)", fix)
+    detail = (
+        f"binary steps are NOT OS-confined: {launcher.availability.reason}; they still run "
+        "under the policy, hardened git and protected paths"
+    )
+    return _check("confinement", "warning", detail, fix)
+
+
 def _providers(ws: Any) -> dict[str, Any]:
     registry = ws.registry
     if registry.broken:
@@ -157,7 +180,8 @@ def _providers(ws: Any) -> dict[str, Any]:
 
 @doctor_app.command("doctor")
 def doctor_cmd() -> None:
-    """Check the installation: Home, policy, config, keyring, gh, allowed binaries, providers."""
+    """Check the installation: Home, policy, config, keyring, gh, allowed binaries,
+    OS confinement of binary steps, providers."""
     ws = workspace()
     checks = [
         *_home(ws),
@@ -165,6 +189,7 @@ def doctor_cmd() -> None:
         _keyring(),
         _gh(ws),
         *_binaries(ws),
+        _confinement(ws),
         _providers(ws),
     ]
     errors = [c for c in checks if c["status"] == "error"]

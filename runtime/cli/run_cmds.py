@@ -312,10 +312,22 @@ def run_prepared(
             preflight_gate(prepared, strict)
     except RuntimeFailure as failure:
         record_refusal(ws, prepared, run_id, failure.message, failure.code)
+        prepared.services.close()
         raise
     reporter = QuietReporter() if json_mode() else TextReporter(prepared.redactor)
     with _signals_as_exceptions():
         result = execute(prepared, reporter, timeout, run_id)
+    try:
+        _render_run(prepared, result)
+    except BrokenPipeError:
+        # the run is over and recorded; whoever read stdout went away: its own exit code wins
+        from runtime.cli import silence_stdout
+
+        silence_stdout()
+    return result.exit_code
+
+
+def _render_run(prepared: Any, result: Any) -> None:
     red = prepared.redactor
     total = len(result.results)
     ok_count = sum(1 for r in result.results if r.status == "ok")
@@ -357,7 +369,6 @@ def run_prepared(
             out(line + f" (run {result.run_id})")
             if applied_note:
                 out(f"note: {applied_note}")
-    return result.exit_code
 
 
 @capability_app.command("execute")
