@@ -27,10 +27,12 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CHUNK_SIZE = 64 * 1024
 # Seconds between SIGTERM and SIGKILL of the process group.
@@ -411,6 +413,44 @@ def _start_error(argv0: str, cwd: Path, exc: OSError) -> ProcessStartError:
     return ProcessStartError(f"cannot start {argv0}: {reason}")
 
 
+# Signals whose handler may raise (SIGINT's KeyboardInterrupt, the CLI's Terminated).
+_HELD_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM")
+    if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def _signals_held(pending: list[int]) -> Iterator[None]:
+    """Record the signals above instead of handling them, then put the handlers back.
+
+    Only in the main thread (the only one signal handlers run in); elsewhere nothing
+    is held, as nothing could be.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {}
+    try:
+        for signum in _HELD_SIGNALS:
+            previous[signum] = signal.signal(signum, lambda n, f: pending.append(n))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _handle_held(pending: list[int]) -> None:
+    """Handle, now, the signals held while the child started (its handler may raise)."""
+    for signum in pending:
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            handler(signum, None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)
+
+
 _DEVNULL: int | None = None
 
 
@@ -460,18 +500,23 @@ def run_process(
         os.close(out_w)
         raise
     pipes = (out_r, err_r)
+    pending: list[int] = []
     try:
         try:
-            proc = subprocess.Popen(
-                argv,
-                env=dict(env),
-                cwd=cwd,
-                stdin=_devnull(),
-                stdout=out_w,
-                stderr=err_w,
-                start_new_session=True,
-                close_fds=True,
-            )
+            # A signal handler that raises while Popen waits for the child's exec would
+            # leave a started child nobody knows the pid of (it runs in a session of its
+            # own): the signal is held until the child is ours to end, then handled.
+            with _signals_held(pending):
+                proc = subprocess.Popen(
+                    argv,
+                    env=dict(env),
+                    cwd=cwd,
+                    stdin=_devnull(),
+                    stdout=out_w,
+                    stderr=err_w,
+                    start_new_session=True,
+                    close_fds=True,
+                )
         finally:
             os.close(out_w)  # the child has its copies; EOF comes when it closes them
             os.close(err_w)
@@ -492,6 +537,7 @@ def run_process(
             on_output=on_output,
             redact=redact,
         )
+        _handle_held(pending)  # the group is ours to end now, whatever the handler raises
         timed_out = runner.collect(timeout, start)
     except BaseException:
         if runner is not None:

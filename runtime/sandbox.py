@@ -15,8 +15,13 @@ What it gives a binary step
   of ``--unshare-all``): not even loopback reaches the host.
 - Read-only overlays: Runtime Home and the user's policy file stay read-only
   even when they lie under a write root.
-- ``--new-session`` (no TIOCSTI injection into the caller's terminal) and
-  ``--cap-drop ALL`` (no capability survives, even when runtime runs as root).
+- ``--cap-drop ALL``: no capability survives, even when runtime runs as root.
+- No ``--new-session``: the program stays in the process group the caller
+  started bwrap in, so that killing that group (a timeout, a signal to the
+  runtime) reaches it even in the few milliseconds before bwrap has set up
+  ``--die-with-parent`` inside. The caller starts bwrap in a session of its
+  own with stdin from /dev/null, so the program has no controlling terminal
+  to inject keystrokes into (TIOCSTI) either way.
 
 Why bubblewrap and not Landlock
 -------------------------------
@@ -34,7 +39,7 @@ bwrap applies mounts in the order given, and a later mount hides whatever an
 earlier one put at or below the same path. :func:`command` therefore emits:
 
 1. namespaces and hardening: ``--unshare-all`` (``--share-net`` when network
-   is allowed), ``--die-with-parent``, ``--new-session``, ``--cap-drop ALL``;
+   is allowed), ``--die-with-parent``, ``--cap-drop ALL``;
 2. system folders, read-only, shallow before deep; a host path that is a
    symlink (merged-/usr: ``/bin -> usr/bin``) becomes the same symlink inside,
    since binding it would duplicate a tree instead of reproducing the layout;
@@ -210,7 +215,7 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
     args = [bwrap, "--unshare-all"]
     if spec.network:
         args.append("--share-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    args += ["--die-with-parent", "--cap-drop", "ALL"]
 
     shown: list[str] = []  # destinations of binds, to know what is visible already
     for dest, link in _system_mounts(spec.system_paths):

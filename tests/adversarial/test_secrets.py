@@ -13,6 +13,30 @@ operations, the gh CLI transport with a fake ``gh`` first on PATH that prints
 than the streaming buffer), ``runtime command run``, and internal errors forced
 by monkeypatching an engine function to raise with the token in its message.
 
+Three attacks on top of the outputs, counted in the figure too:
+
+* the /proc attack: ``grep -r -a -h -o -s --include=environ NAME=... /proc`` as a
+  binary step, for NAME = RUNTIME_GITHUB_TOKEN, GH_TOKEN and GITHUB_TOKEN (the token
+  in runtime's environment under that name), alone and after a github step, the
+  whole value and, with ``-P`` lookbehinds, in two pieces that no redaction knows
+  (each piece is scanned for). In process (pytest's /proc holds no token) and
+  through the installed ``runtime`` in a child process (whose own environ holds
+  it), while a dumpable bystander process of the same user holds the token in its
+  environment: only the step's confinement keeps it out (its own PID namespace and
+  /proc; its own user namespace also denies reading any environ outside it).
+* encoded forms printed by a binary step: a fake binary prints the token as Basic
+  auth headers (base64 after prefixes of each length modulo 3), hex, percent- and
+  form-encoded, and as jq ``explode`` code points (jq ``--arg`` called by the fake
+  binary; and a jq step reading the token with ``--rawfile``). The token reaches the
+  step through ``binary_credentials`` (its own environment), or from a file while
+  runtime has it in its environment under a secret-like name (registered by name
+  only), or from a file while a later step's credential comes from the keyring
+  (registered before the first step runs).
+* a non-dumpable runtime: while ``runtime capability execute`` runs ``sleep``,
+  another process of the same user (nobody, through ``setpriv``, when the tests run
+  as root) cannot read ``/proc/<runtime pid>/environ``, though it reads the environ
+  of an ordinary process of that user.
+
 Scanned, for the token itself, its base64 forms and its URL-encoded forms:
 stdout, stderr, the audit log and every other file in Runtime Home, and what
 binaries not mapped to github received (argv and environment, recorded by a
@@ -25,11 +49,17 @@ The campaign prints ``secrets: N outputs scanned, L leaks``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
+import shutil
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,13 +70,28 @@ import pytest
 
 from runtime.auth import keyring_service
 from tests.adversarial.conftest import FULL, dump_binary, fake_binary, user_policy
-from tests.conftest import Result, capability, write
+from tests.conftest import RUNTIME_BIN, Result, capability, require_tool, write
 from tests.github_double import GitHubDouble
 from tests.memory_keyring import SELECTOR, use_memory_keyring
 
 # Not shaped like ghp_... (so only registration can redact it); '+' and '/' make the
 # base64 and URL-encoded forms differ from the token itself.
 TOKEN = "rt-adv+Secr3t/9f3c2a71e5d4Qz"
+# The /proc attack prints the token in two pieces: the first HEAD characters, then the rest.
+HEAD = 10
+# Variables of runtime's environment that carry the token (registered by their names).
+SECRET_VARIABLES = ("RUNTIME_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+
+
+def base64_cores(raw: bytes) -> list[str]:
+    """The base64 characters that depend on ``raw`` alone, wherever it stands in a longer
+    stream (0, 1 or 2 bytes before it in its 3-byte group), in both alphabets."""
+    cores = []
+    for before in range(3):
+        encoded = base64.b64encode(bytes(before) + raw).decode()
+        core = encoded[-(-8 * before // 6) : 8 * (before + len(raw)) // 6]
+        cores += [core, core.translate(str.maketrans("+/", "-_"))]
+    return cores
 
 
 def forms(secret: str) -> dict[str, str]:
@@ -60,7 +105,16 @@ def forms(secret: str) -> dict[str, str]:
         "url-encoded": quote(secret, safe=""),
         "form-encoded": quote_plus(secret),
         "json-escaped": json.dumps(secret)[1:-1],
+        "hex": raw.hex(),
+        "HEX": raw.hex().upper(),
+        "code points": ",".join(str(c) for c in raw),
+        "code points (jq pretty)": ",\n  ".join(str(c) for c in raw),
+        "code points (Python list)": ", ".join(str(c) for c in raw),
+        "piece 1": secret[:HEAD],
+        "piece 2": secret[HEAD:],
     }
+    for number, core in enumerate(base64_cores(raw)):
+        found[f"base64 core {number}"] = core
     unique: dict[str, str] = {}
     for name, value in found.items():
         if value not in unique.values():
@@ -95,6 +149,34 @@ if "fail" in args:
     sys.exit(1)
 """
 
+# A binary that prints the token in encoded forms. `file PATH` reads it from PATH, else
+# it takes it from its environment (mapped to it by binary_credentials).
+FAKE_ENC = """\
+import base64, json, os, subprocess, sys
+from urllib.parse import quote, quote_plus
+args = sys.argv[1:]
+if args[:1] == ["file"]:
+    with open(args[1], encoding="utf-8") as fh:
+        tok = fh.read()
+else:
+    tok = os.environ.get("GH_TOKEN") or os.environ.get("GH_ENTERPRISE_TOKEN") or ""
+if not tok:
+    sys.exit("no token here")
+raw = tok.encode()
+for prefix in ("x-access-token:", "git:", "x:"):  # each alignment of the token's bytes
+    print("Authorization: Basic " + base64.b64encode(prefix.encode() + raw).decode())
+    print("url-safe: " + base64.urlsafe_b64encode(prefix.encode() + raw).decode().rstrip("="))
+print("hex=" + raw.hex())
+print("HEX=" + raw.hex().upper(), file=sys.stderr)
+print("url=" + quote(tok, safe="") + " form=" + quote_plus(tok))
+print(json.dumps({{"token": tok}}))
+for flags in (["-c"], []):  # jq -c and jq's pretty array
+    sys.stdout.write(subprocess.run(
+        [{jq!r}, "-n", *flags, "--arg", "t", tok, "$t | explode"],
+        capture_output=True, text=True, check=True,
+    ).stdout)
+"""
+
 CAPS = {
     "ok.md": """\
 version: v1
@@ -119,6 +201,36 @@ workflow:
     "invalid.md": "version: v1\nworkflow:\n  - provider: github\n    args: [nope]\n",
     "refused.md": "version: v1\nworkflow:\n  - binary: gh\n    args: [auth, token]\n",
 }
+
+
+def grep_proc(name: str, part: str) -> list[str]:
+    """grep's args that print NAME's value from every environ under /proc: whole, or the
+    first HEAD characters ("head"), or the rest ("tail")."""
+    if part == "whole":
+        return ["-r", "-a", "-h", "-o", "-s", "--include=environ", f"{name}=[^[:cntrl:]]*", "/proc"]
+    pattern = (
+        f"(?<={name}=).{{{HEAD}}}" if part == "head" else f"(?<={name}=.{{{HEAD}}})[^[:cntrl:]]*"
+    )
+    return ["-r", "-a", "-h", "-o", "-s", "-P", "--include=environ", pattern, "/proc"]
+
+
+def attack_caps(secret_file: Path) -> dict[str, str]:
+    caps = {}
+    github = "  - provider: github\n    args: [user, get]\n"
+    for name in SECRET_VARIABLES:
+        for part in ("whole", "head", "tail"):
+            grep = f"  - binary: grep\n    args: {json.dumps(grep_proc(name, part))}\n"
+            caps[f"proc-{name}-{part}.md"] = "version: v1\nworkflow:\n" + grep
+            caps[f"proc-gh-{name}-{part}.md"] = "version: v1\nworkflow:\n" + github + grep
+    from_file = f"  - binary: encbin\n    args: {json.dumps(['file', str(secret_file)])}\n"
+    program = '[($t | explode), ($t | @base64), ($t | @uri), ("x:" + $t | @base64)]'
+    jq_args = ["-n", "-c", "--rawfile", "t", str(secret_file), program]
+    jq = f"  - binary: jq\n    args: {json.dumps(jq_args)}\n"
+    mapped = "  - binary: encmapped\n    args: []\n"
+    caps["enc-mapped.md"] = "version: v1\nworkflow:\n" + mapped
+    caps["enc-file.md"] = "version: v1\nworkflow:\n" + from_file + jq
+    caps["enc-keyring.md"] = "version: v1\nworkflow:\n" + from_file + jq + mapped
+    return caps
 
 
 @dataclass
@@ -165,6 +277,8 @@ class Scene:
     gh_log: Path
     monkeypatch: pytest.MonkeyPatch
     remote_lookups: list[str]
+    cli_proc: Callable[..., Result]
+    secret_file: Path
     scan: Scan = field(default_factory=Scan)
     unexpected: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
@@ -176,17 +290,26 @@ class Scene:
         stdin: str | None = "",
         json_too: bool = True,
         expect: int | None = None,
+        env: dict[str, str] | None = None,
+        child: bool = False,
     ) -> list[Result]:
-        env = dict(self.env)
+        """Run the CLI in process (``child``: the installed ``runtime`` in a child process),
+        with ``--output json`` and without, in the scene's environment or ``env``."""
+        named = "" if env is None else "".join(f" [{n}]" for n in SECRET_VARIABLES if n in env)
+        env = dict(self.env if env is None else env)
         if keyring_only:
             env.pop("RUNTIME_GITHUB_TOKEN")
         results = []
         for head in (("--output", "json"), ()) if json_too else ((),):
-            self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
-            result = self.cli(*head, *args, extra_env=env)
-            label = " ".join(("runtime", *head, *args)) + (
-                " [keyring only]" if keyring_only else ""
-            )
+            if child:
+                result = self.cli_proc(*head, *args, extra_env=env, input=stdin or "")
+            else:
+                self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+                result = self.cli(*head, *args, extra_env=env)
+            label = " ".join(("runtime", *head, *args))
+            label += " [keyring only]" if keyring_only else ""
+            label += " [child process]" if child else ""
+            label += named
             self.scan.result(label, result)
             if expect is not None and result.code != expect:
                 self.unexpected.append(f"{label}: exit {result.code}, expected {expect}")
@@ -225,6 +348,7 @@ def gh() -> Iterator[GitHubDouble]:
 @pytest.fixture
 def scene(
     cli: Callable[..., Result],
+    cli_proc: Callable[..., Result],
     gh: GitHubDouble,
     work: Path,
     home: Path,
@@ -239,7 +363,17 @@ def scene(
     gh_log = tmp_path / "gh.jsonl"
     dump_binary(bin_dir, "envdump", dumps)
     fake_binary(bin_dir, "gh", FAKE_GH.format(log=str(gh_log), token=TOKEN))
-    policy = user_policy(tmp_path / "policy.yaml", ["envdump", "printenv"], writable=[tmp_path])
+    require_tool("jq", "the encoded-forms shape prints code points with jq")
+    for name in ("encbin", "encmapped"):
+        fake_binary(bin_dir, name, FAKE_ENC.format(jq=shutil.which("jq")))
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(TOKEN, encoding="utf-8")
+    policy = user_policy(
+        tmp_path / "policy.yaml",
+        ["envdump", "printenv", "encbin", "encmapped"],
+        extra="binary_credentials:\n  encmapped: github\n",
+        writable=[tmp_path],
+    )
     env = {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "RUNTIME_POLICY_FILE": str(policy),
@@ -248,7 +382,7 @@ def scene(
         "GITHUB_API_URL": gh.api_url,
         "GITHUB_GRAPHQL_URL": gh.graphql_url,
     }
-    for name, body in CAPS.items():
+    for name, body in {**CAPS, **attack_caps(secret_file)}.items():
         write(work / name, capability(body))
     # The fake token never goes to the internet: name lookups of other hosts fail here.
     remote: list[str] = []
@@ -262,7 +396,20 @@ def scene(
         return real_getaddrinfo(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
-    return Scene(cli, gh, work, home, tmp_path, env, dumps, gh_log, monkeypatch, remote)
+    return Scene(
+        cli,
+        gh,
+        work,
+        home,
+        tmp_path,
+        env,
+        dumps,
+        gh_log,
+        monkeypatch,
+        remote,
+        cli_proc,
+        secret_file,
+    )
 
 
 def echo_faults(gh: GitHubDouble, status: int) -> None:
@@ -401,9 +548,208 @@ def force_internal_errors(s: Scene) -> None:
                 assert result.code == code, (name, args, result.code, result.stdout, result.stderr)
 
 
+def token_in(name: str, base: dict[str, str]) -> dict[str, str]:
+    """``base`` with the token under ``name`` only (of the secret-like variables)."""
+    env = {k: v for k, v in base.items() if k not in SECRET_VARIABLES}
+    env[name] = TOKEN
+    return env
+
+
+def proc_attack(s: Scene) -> None:
+    """grep every environ under /proc for the token, whole and in pieces, from a binary step.
+
+    A bystander (a dumpable process of this user, like the shell that exported the
+    token) holds it under every name; runtime in a child process holds it too.
+    """
+    # as root, without capabilities: a process of the same user and no more (a sandboxed
+    # program without capabilities may read it, as it may a non-root user's processes)
+    capless = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
+    bystander = subprocess.Popen(
+        [*(capless if os.geteuid() == 0 else []), "sleep", "600"],
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            **dict.fromkeys(SECRET_VARIABLES, TOKEN),
+        },
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        environ = Path(f"/proc/{bystander.pid}/environ")
+        deadline = time.monotonic() + 5  # the exec of sleep sets its environ
+        while TOKEN.encode() not in environ.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert TOKEN.encode() in environ.read_bytes(), "the bystander does not hold the token"
+        for name in SECRET_VARIABLES:
+            for part in ("whole", "head", "tail"):
+                # the token under NAME alone; then NAME and RUNTIME_GITHUB_TOKEN, which a
+                # github step uses first (so the token is registered for certain)
+                for cap, env in (
+                    (f"proc-{name}-{part}.md", token_in(name, s.env)),
+                    (f"proc-gh-{name}-{part}.md", {**s.env, name: TOKEN}),
+                ):
+                    # grep finds nothing: exit 1 (after the github step went well)
+                    s.run("capability", "execute", cap, env=env, expect=1)
+                    s.run(
+                        "capability", "execute", cap, env=env, expect=1, child=True, json_too=FULL
+                    )
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def encoded_forms(s: Scene) -> None:
+    """A binary step prints the token base64-encoded, hex, percent-encoded, as code points."""
+    # the token in the step's own environment, through binary_credentials
+    s.run("capability", "execute", "enc-mapped.md", expect=0)
+    s.run("capability", "execute", "enc-mapped.md", keyring_only=True, expect=0)
+    s.run("command", "run", "encmapped", expect=0)
+    # from a file: only runtime's environment, by the variable's name, registers it
+    for name in SECRET_VARIABLES:
+        env = token_in(name, s.env)
+        s.run("capability", "execute", "enc-file.md", env=env, expect=0)
+        s.run("capability", "execute", "enc-file.md", env=env, expect=0, child=True, json_too=False)
+        s.run("command", "run", "encbin", "file", str(s.secret_file), env=env, expect=0)
+    # from a file, the token in the keyring only: registered for the last step's credential
+    # before the first step runs
+    s.run("capability", "execute", "enc-keyring.md", keyring_only=True, expect=0)
+
+
+def sleeping(marker: str) -> list[int]:
+    """The processes running ``sleep MARKER``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+                if len(argv) == 2 and argv[0].endswith(b"sleep") and argv[1] == marker.encode():
+                    found.append(int(entry.name))
+    return found
+
+
+def non_dumpable(s: Scene) -> list[str]:
+    """While runtime runs a step, another process of its user cannot read its environ.
+
+    As root, runtime and the reader run as nobody (setpriv): root may read anything.
+    Returns the problems found.
+    """
+    problems: list[str] = []
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        require_tool("setpriv", "the non-dumpable shape runs runtime as nobody")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    who = " [as nobody]" if prefix else ""
+    # the step's program, unique to this run: `sleep MARKER`
+    marker = str(3000 + os.getpid() % 1000)
+    # tmp_path lies under /tmp/pytest-of-root (0700): a folder nobody can reach
+    base = Path(tempfile.mkdtemp(prefix="runtime-secrets-nodump-"))
+    runtime: subprocess.Popen[str] | None = None
+    control: subprocess.Popen[bytes] | None = None
+    try:
+        base.chmod(0o755)
+        user, work = base / "user", base / "user" / "work"
+        write(
+            work / "sleep.md",
+            capability(f"version: v1\nworkflow:\n  - binary: sleep\n    args: ['{marker}']\n"),
+        )
+        policy = user_policy(base / "policy.yaml", ["sleep"])
+        if prefix:
+            for path in (user, work, work / "sleep.md"):
+                os.chown(path, 65534, 65534)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(user),
+            "LANG": "C.UTF-8",
+            "RUNTIME_HOME": str(user / "runtime-home"),
+            "RUNTIME_POLICY_FILE": str(policy),
+            "RUNTIME_GITHUB_TOKEN": TOKEN,
+        }
+        runtime = subprocess.Popen(
+            [*prefix, str(RUNTIME_BIN), "capability", "execute", "sleep.md"],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 20  # the step runs: protect_process() ran before
+        while not sleeping(marker) and runtime.poll() is None:
+            if time.monotonic() > deadline:
+                problems.append("runtime did not start its step within 20 s")
+                break
+            time.sleep(0.02)
+        control = subprocess.Popen(
+            [*prefix, "sleep", "60"],
+            env={"PATH": env["PATH"], "CONTROL_SECRET": "control-value"},
+            stdin=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 5  # the control's exec done (root reads any environ)
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if b"CONTROL_SECRET" in Path(f"/proc/{control.pid}/environ").read_bytes():
+                    break
+            time.sleep(0.01)
+
+        def read(pid: int) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*prefix, "cat", f"/proc/{pid}/environ"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=10,
+            )
+
+        ordinary = read(control.pid)
+        if ordinary.returncode != 0 or "CONTROL_SECRET=control-value" not in ordinary.stdout:
+            problems.append(f"the reader cannot read an ordinary process's environ: {ordinary}")
+        if runtime.poll() is not None:
+            problems.append(f"runtime ended before the check (exit {runtime.returncode})")
+        got = read(runtime.pid)
+        s.scan.text("cat /proc/<runtime pid>/environ", "stdout", got.stdout)
+        s.scan.text("cat /proc/<runtime pid>/environ", "stderr", got.stderr)
+        if got.returncode == 0 or "Permission denied" not in got.stderr:
+            problems.append(
+                f"another process of runtime's user read /proc/{runtime.pid}/environ: exit "
+                f"{got.returncode}, {len(got.stdout)} characters, stderr {got.stderr.strip()!r}"
+            )
+    finally:
+        if runtime is not None:
+            if runtime.poll() is None:
+                runtime.send_signal(signal.SIGTERM)  # runtime stops its step and exits 143
+            try:
+                out, err = runtime.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                runtime.kill()
+                out, err = runtime.communicate()
+            s.scan.text("runtime capability execute sleep.md" + who, "stdout", out)
+            s.scan.text("runtime capability execute sleep.md" + who, "stderr", err)
+            if runtime.returncode != 143:
+                problems.append(
+                    f"runtime (sleep, SIGTERM) exited {runtime.returncode}: {err[-500:]}"
+                )
+        if control is not None:
+            control.kill()
+            control.wait()
+        time.sleep(0.2)
+        for pid in sleeping(marker):  # the step must have ended with runtime
+            problems.append(f"the step's program outlived runtime (pid {pid})")
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for path in sorted((base / "user" / "runtime-home").rglob("*")):
+            if path.is_file():
+                text = path.read_bytes().decode("utf-8", errors="replace")
+                s.scan.text(f"file {path.relative_to(base)}{who}", "file", text)
+        shutil.rmtree(base, ignore_errors=True)
+    return problems
+
+
 def test_secrets_campaign(scene: Scene, figure: Callable[[str], None]) -> None:
     run_everything(scene)
     force_internal_errors(scene)
+    proc_attack(scene)
+    encoded_forms(scene)
+    not_dumpable = non_dumpable(scene)
     scene.scan_files()
     # the mapped binary got the token in its environment, the others never did
     assert scene.gh_log.exists(), "the fake gh never ran"
@@ -417,4 +763,6 @@ def test_secrets_campaign(scene: Scene, figure: Callable[[str], None]) -> None:
         found.append(f"{len(scene.scan.leaks)} leaks:\n" + scene.scan.report())
     if scene.unexpected:  # a path that did not go where the campaign meant it to
         found.append("unexpected exit codes:\n" + "\n".join(scene.unexpected))
+    if not_dumpable:
+        found.append("runtime's environ is readable:\n" + "\n".join(not_dumpable))
     assert not found, "\n".join(found)
