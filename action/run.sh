@@ -3,12 +3,17 @@
 # JSON result as the step output `result`, and exit with runtime's own exit code.
 #
 # Environment (set by action.yml from the action's inputs):
-#   RUNTIME_ACTION_CAPABILITY  path or name of the capability (required)
-#   RUNTIME_ACTION_INPUTS      one name=value per line
-#   RUNTIME_ACTION_INSTALL     pip requirement to install (default: this checkout)
-#   RUNTIME_ACTION_ARGS        extra arguments for `capability execute` (split on spaces)
+#   RUNTIME_ACTION_CAPABILITY   path or name of the capability (required)
+#   RUNTIME_ACTION_INPUTS       one name=value per line; values are literal (no @file)
+#   RUNTIME_ACTION_INPUTS_JSON  a JSON object {"name": "value"}; values may span lines
+#   RUNTIME_ACTION_INSTALL      pip requirement to install (default: this checkout)
+#   RUNTIME_ACTION_ARGS         extra arguments for `capability execute` (split on spaces)
 #   RUNTIME_ACTION_SKIP_INSTALL=1  use the `runtime` already on PATH (tests)
 #   GITHUB_OUTPUT, GITHUB_ACTION_PATH  set by GitHub Actions
+#
+# The inputs become `--input name=value` words through action/inputs.py, which writes
+# them NUL-separated (a value may hold any character but NUL) and doubles a leading '@'
+# (runtime reads `@@x` as the text `@x`): no value of an input ever reads a file.
 set -uo pipefail
 
 action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -22,19 +27,24 @@ if [ "${RUNTIME_ACTION_SKIP_INSTALL:-}" != "1" ]; then
   PATH="$venv/bin:$PATH"
 fi
 
-args=(--output json capability execute "$RUNTIME_ACTION_CAPABILITY")
-while IFS= read -r line || [ -n "$line" ]; do
-  [ -z "${line//[[:space:]]/}" ] && continue
-  args+=(--input "$line")
-done <<< "${RUNTIME_ACTION_INPUTS:-}"
-if [ -n "${RUNTIME_ACTION_ARGS:-}" ]; then
-  read -r -a extra <<< "$RUNTIME_ACTION_ARGS"
-  args+=("${extra[@]}")
-fi
-
 result_file="$(mktemp)"
-runtime "${args[@]}" > "$result_file"
-code=$?
+words_file="$(mktemp)"
+trap 'rm -f "$result_file" "$words_file"' EXIT
+
+args=(--output json capability execute "$RUNTIME_ACTION_CAPABILITY")
+if python3 "$action_path/action/inputs.py" "$words_file" "$result_file"; then
+  while IFS= read -r -d '' word; do
+    args+=(--input "$word")
+  done < "$words_file"
+  if [ -n "${RUNTIME_ACTION_ARGS:-}" ]; then
+    read -r -a extra <<< "$RUNTIME_ACTION_ARGS"
+    args+=("${extra[@]}")
+  fi
+  runtime "${args[@]}" > "$result_file"
+  code=$?
+else
+  code=2  # the inputs could not be read; inputs.py wrote the error document
+fi
 
 # A random delimiter, so that no line of the JSON can end the multi-line output early.
 delimiter="RUNTIME_RESULT_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
@@ -45,5 +55,4 @@ delimiter="RUNTIME_RESULT_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
   echo "exit-code=$code"
 } >> "$GITHUB_OUTPUT"
 cat "$result_file"
-rm -f "$result_file"
 exit "$code"

@@ -5,6 +5,12 @@ variable (``RUNTIME_GITHUB_TOKEN`` unless config.yaml names another), then
 the OS keyring (service ``runtime:github:HOST``, user ``token``). A token is
 never taken from an argument and never written anywhere but the keyring.
 Every resolved value is registered with the run's redactor at once.
+
+Surrounding whitespace (a newline from ``echo``, a pasted space) is stripped
+wherever a token is read, as gh does. What is left must be printable ASCII
+without control characters (:func:`clean_token`): any other value would end
+up in an HTTP header, so it is refused, naming where it came from and never
+showing the value (:class:`InvalidCredential`, exit 4).
 """
 
 from __future__ import annotations
@@ -66,6 +72,42 @@ def keyring_service(host: str) -> str:
     return f"runtime:github:{host}"
 
 
+class InvalidCredential(MissingCredential):
+    """A token that cannot be a token (control or non-ASCII characters): never sent, exit 4."""
+
+    code = "invalid-credential"
+
+
+def token_problem(value: str) -> str | None:
+    """Why ``value`` (already stripped) cannot be a token, without showing any of it."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return (
+            "contains a control character (a newline, tab or other invisible character inside it)"
+        )
+    if not value.isascii():
+        return (
+            "contains a non-ASCII character (a token is ASCII letters, digits and punctuation; "
+            "a copy may have brought a typographic quote or an ellipsis)"
+        )
+    return None
+
+
+def clean_token(raw: str, source: str, hint: str, redactor: Redactor | None = None) -> str:
+    """``raw`` without surrounding whitespace, or :class:`InvalidCredential` naming ``source``.
+
+    ``raw`` is registered with ``redactor`` first (both forms), so that even a refused
+    value is redacted wherever it might be printed.
+    """
+    value = raw.strip()
+    if redactor is not None:
+        redactor.add(raw)
+        redactor.add(value)
+    problem = token_problem(value)
+    if problem is not None:
+        raise InvalidCredential(f"the token from {source} {problem}; it was not used", hint=hint)
+    return value
+
+
 @dataclass(frozen=True)
 class Credential:
     name: str
@@ -82,6 +124,8 @@ class Lookup:
     credential: Credential | None
     tried: tuple[str, ...]  # where it looked, in order
     problem: str | None = None  # e.g. "no keyring backend available"
+    # a value was found but cannot be a token: it names the source, never the value
+    invalid: InvalidCredential | None = None
 
 
 class KeyringUnavailable(Exception):
@@ -95,6 +139,8 @@ class AuthEngine:
         self.ws = workspace
         self.redactor = redactor
         self._backend = keyring_backend
+        # host -> the refusal of the value last found for it (for fix_hint)
+        self._refused: dict[str, InvalidCredential] = {}
 
     # -- where things are ---------------------------------------------------------
     @property
@@ -123,40 +169,79 @@ class AuthEngine:
 
     # -- resolution ---------------------------------------------------------------
     def lookup(self, name: str, host: str) -> Lookup:
+        found = self._lookup(name, host)
+        if found.invalid is not None:
+            self._refused[host] = found.invalid
+        else:
+            self._refused.pop(host, None)
+        return found
+
+    def _lookup(self, name: str, host: str) -> Lookup:
         if name != "github":
             return Lookup(None, (), f"unknown credential '{name}'")
-        tried = [f"environment variable {self.token_env}"]
-        value = self.ws.environ.get(self.token_env)
-        if value:
-            self.redactor.add(value)
-            return Lookup(
-                Credential(name, host, value, f"environment variable {self.token_env}"),
-                tuple(tried),
-            )
-        tried.append(f"keyring ({keyring_service(host)})")
+        env_source = f"environment variable {self.token_env}"
+        tried = [env_source]
+        raw = self.ws.environ.get(self.token_env)
+        if raw is not None and raw.strip():
+            try:
+                value = clean_token(raw, self.token_env, self.env_hint(), self.redactor)
+            except InvalidCredential as exc:
+                return Lookup(None, tuple(tried), exc.message, exc)
+            return Lookup(Credential(name, host, value, env_source), tuple(tried))
+        service = keyring_service(host)
+        tried.append(f"keyring ({service})")
         try:
-            stored = self.backend().get_password(keyring_service(host), KEYRING_USER)
+            stored = self.backend().get_password(service, KEYRING_USER)
         except KeyringUnavailable as exc:
             return Lookup(None, tuple(tried), str(exc))
         except Exception as exc:
             return Lookup(None, tuple(tried), f"the keyring failed ({type(exc).__name__})")
-        if stored:
-            self.redactor.add(stored)
-            return Lookup(Credential(name, host, stored, "keyring"), tuple(tried))
+        if isinstance(stored, str) and stored.strip():
+            try:
+                value = clean_token(
+                    stored,
+                    f"the keyring entry {service} (user {KEYRING_USER})",
+                    self.keyring_hint(host),
+                    self.redactor,
+                )
+            except InvalidCredential as exc:
+                return Lookup(None, tuple(tried), exc.message, exc)
+            return Lookup(Credential(name, host, value, "keyring"), tuple(tried))
         return Lookup(None, tuple(tried))
 
     def require(self, name: str, host: str) -> Credential:
         found = self.lookup(name, host)
         if found.credential is not None:
             return found.credential
+        if found.invalid is not None:
+            raise InvalidCredential(found.invalid.message, hint=found.invalid.hint)
         why = f" ({found.problem})" if found.problem else ""
         raise MissingCredential(
             f"no {name} credential for {host}: looked in {', '.join(found.tried)}{why}",
             hint=self.fix_hint(host, found.problem is not None),
         )
 
+    def login_command(self, host: str) -> str:
+        return "runtime auth login github" + ("" if host == DEFAULT_HOST else f" --host {host}")
+
+    def env_hint(self) -> str:
+        return (
+            f"set {self.token_env} to the token alone (surrounding spaces and newlines are "
+            "ignored), or unset it"
+        )
+
+    def keyring_hint(self, host: str) -> str:
+        logout = self.login_command(host).replace(" login ", " logout ", 1)
+        return (
+            f"store the token again with `{self.login_command(host)}`, or remove it with `{logout}`"
+        )
+
     def fix_hint(self, host: str, keyring_broken: bool = False) -> str:
-        login = "runtime auth login github" + ("" if host == DEFAULT_HOST else f" --host {host}")
+        """The command that provides ``host``'s credential (or repairs the value found)."""
+        refused = self._refused.get(host)
+        if refused is not None and refused.hint:
+            return refused.hint
+        login = self.login_command(host)
         if keyring_broken:
             return f"export {self.token_env}=<token> (no usable keyring here), or fix the keyring and run `{login}`"
         return f"run `{login}` (reads the token from stdin or a hidden prompt), or export {self.token_env}=<token>"

@@ -2,8 +2,17 @@
 
 Runtime-owned (rewritten to match the installed version): ``specs/``, the
 ``version`` file and ``manifest.json`` (sha256 of each runtime-owned file).
+``temporaries.key`` is runtime's too: a random secret created once (0600)
+that the files provider keys its temporary file names with
+(:func:`temporaries_key`), so that it only ever sweeps files it created.
 User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
 ``contexts.json``, ``capabilities/``, ``audit/``.
+
+Every file runtime replaces here goes through :func:`atomic_write`: a
+temporary ``.NAME.PID.tmp`` beside it, fsynced and renamed over it. One left
+by a killed process is removed by the next refresh that does work (every
+``runtime bootstrap``): only that exact shape, only for the names runtime
+writes, only in the folders it owns, and only when process PID is gone.
 """
 
 from __future__ import annotations
@@ -12,6 +21,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +32,12 @@ from runtime import __version__
 RUNTIME_OWNED_DIRS = ("specs",)
 MANIFEST = "manifest.json"
 VERSION_FILE = "version"
+TEMPORARIES_KEY = "temporaries.key"
+# Files runtime writes at the top of Home with atomic_write ("contexts": the name an
+# earlier version gave contexts.json's temporary). Their temporaries may be swept.
+_ROOT_WRITTEN = (MANIFEST, VERSION_FILE, "contexts.json", TEMPORARIES_KEY, "contexts")
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[1-9][0-9]{0,9})\.tmp$")
+_KEY_BYTES = 32
 
 
 def home_path(environ: Mapping[str, str]) -> Path:
@@ -73,6 +90,8 @@ class RefreshReport:
     written: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     unchanged: int = 0
+    # temporaries of killed writers removed (.NAME.PID.tmp), relative to Home
+    swept: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -108,14 +127,110 @@ def _locked(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data``: ``.NAME.PID.tmp`` beside it, fsync, rename.
+
+    ``mode`` is given to the temporary before any byte is written (``None``:
+    0o666 less the umask). A temporary a killed process leaves is swept by
+    :func:`sweep_temporaries`.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)  # an existing file of that name keeps its mode otherwise
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
+
+
+def sweep_temporaries(root: Path, runtime_files: set[str]) -> list[str]:
+    """Remove ``.NAME.PID.tmp`` temporaries of dead processes; return them relative to ``root``.
+
+    Only for ``NAME`` a file runtime writes in that folder (``runtime_files``: paths
+    relative to ``root``, plus :data:`_ROOT_WRITTEN` at the top), only regular files,
+    never the temporary of a process that is alive (or of this one).
+    """
+    by_folder: dict[str, set[str]] = {"": set(_ROOT_WRITTEN)}
+    for rel in runtime_files:
+        parts = rel.split("/")
+        if parts[0] not in RUNTIME_OWNED_DIRS or any(p in ("", ".", "..") for p in parts):
+            continue  # a hand-edited manifest names no other folder
+        folder, _, name = rel.rpartition("/")
+        by_folder.setdefault(folder, set()).add(name)
+    removed: list[str] = []
+    for folder, names in sorted(by_folder.items()):
+        where = root / folder if folder else root
+        try:
+            entries = [e.name for e in os.scandir(where)]
+        except OSError:
+            continue
+        for entry in sorted(entries):
+            match = _TEMP_NAME.match(entry)
+            if match is None or match.group("name") not in names:
+                continue
+            pid = int(match.group("pid"))
+            if pid == os.getpid() or _pid_alive(pid):
+                continue
+            target = where / entry
+            try:
+                if not target.is_file() or target.is_symlink():
+                    continue
+                target.unlink()
+            except OSError:
+                continue
+            removed.append(f"{folder}/{entry}" if folder else entry)
+    return removed
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    key = data.strip()
+    return key if len(key) >= _KEY_BYTES else None
+
+
+def temporaries_key(root: Path) -> bytes | None:
+    """Home's secret for naming temporary files: read, or created once (0600) under the lock.
+
+    ``None`` when Home cannot hold one (not writable): the caller then uses a key of its
+    own for this process, and its temporaries are never recognised by a later sweep.
+    """
+    path = root / TEMPORARIES_KEY
+    try:
+        key = _read_key(path)
+        if key is not None:
+            return key
+        with _locked(root):
+            key = _read_key(path)  # another process may have made it meanwhile
+            if key is None:
+                atomic_write(path, secrets.token_hex(_KEY_BYTES).encode() + b"\n", 0o600)
+                key = _read_key(path)
+    except OSError:
+        return None
+    return key
 
 
 def is_current(home: Home) -> bool:
@@ -161,7 +276,7 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
             if target.is_file() and _sha256(target) == digest:
                 report.unchanged += 1
                 continue
-            _atomic_write(target, data)
+            atomic_write(target, data)
             report.written.append(rel)
         for rel in sorted(set(old_manifest) - set(manifest)):
             if not rel.startswith(tuple(d + "/" for d in RUNTIME_OWNED_DIRS)):
@@ -170,16 +285,17 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
             if target.is_file():
                 target.unlink()
                 report.pruned.append(rel)
+        report.swept = sweep_temporaries(home.root, set(old_manifest) | set(manifest))
         for folder in RUNTIME_OWNED_DIRS:
             _remove_empty_dirs(home.root / folder)
-        _atomic_write(
+        atomic_write(
             home.root / MANIFEST,
             (
                 json.dumps({"version": __version__, "files": manifest}, indent=2, sort_keys=True)
                 + "\n"
             ).encode(),
         )
-        _atomic_write(home.root / VERSION_FILE, (__version__ + "\n").encode())
+        atomic_write(home.root / VERSION_FILE, (__version__ + "\n").encode())
         return report
 
 

@@ -15,12 +15,22 @@ folder, is flushed to disk and renamed over the target. Writers of one
 folder serialize on an ``flock`` of the folder's descriptor. A file written
 over keeps only the read and write bits of its old mode (never execute,
 setuid, setgid or sticky bits).
+
+A temporary is named ``.NAME.runtime-tmp-PID-RANDOM-TAG``, where TAG is an
+HMAC of the rest of the name keyed with Runtime Home's ``temporaries.key``
+(:class:`TempNames`). The first write into a folder in a run removes the
+temporaries of processes that are gone, and only names whose TAG checks
+out: a file of the user's named like one (or made by a runtime with another
+Home) is never deleted. Recognising one costs an HMAC of its name; naming
+one costs no file access beyond reading the key once per run.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
+import hmac
 import itertools
 import os
 import secrets
@@ -57,6 +67,8 @@ MAX_READ_BYTES = 16 * 1024 * 1024
 # The bits of an existing file's mode a write or append keeps: read and write only.
 KEPT_MODE_BITS = 0o666
 TEMP_MARK = ".runtime-tmp-"
+_RANDOM_HEX = 12  # the RANDOM part of a temporary's name
+_TAG_HEX = 16  # its TAG: 64 bits of HMAC-SHA256
 _CHUNK = 1024 * 1024
 
 # The positional that names the path, and the access it needs, per operation.
@@ -90,6 +102,7 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
             raise found[1]
     cache = getattr(env.services, "cache", None)
     token = _SWEPT.set(cache.setdefault("files:swept", set()) if cache is not None else None)
+    names_token = _NAMES.set(_temp_names(env, cache))
     try:
         return handler(confined, call)
     except (StepError, PolicyRefusal):
@@ -97,7 +110,24 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     except OSError as exc:  # anything not handled where it happened
         raise StepError(f"files {word} {path!r}: {exc.strerror or exc}") from None
     finally:
+        _NAMES.reset(names_token)
         _SWEPT.reset(token)
+
+
+def _temp_names(env: StepEnvironment, cache: dict[str, Any] | None) -> TempNames:
+    """The run's :class:`TempNames` (one per run: the key is read at most once)."""
+    names: TempNames | None = cache.get("files:temp-names") if cache is not None else None
+    if names is None:
+        home = getattr(getattr(env.services, "workspace", None), "home", None)
+        if home is not None:
+            root: Path | None = home.root
+        else:  # a direct call (tests): only a Home the environment names explicitly
+            explicit = env.environ.get("RUNTIME_HOME")
+            root = Path(explicit).expanduser() if explicit else None
+        names = TempNames(root)
+        if cache is not None:
+            cache["files:temp-names"] = names
+    return names
 
 
 def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any) -> Inspection:
@@ -250,11 +280,79 @@ def _regular_name(confined: Confined) -> str:
 
 def _temp_prefix(name: str) -> str:
     prefix = f".{name}{TEMP_MARK}"
-    # Keep room for "{pid}-{random}" under the usual 255-byte name limit.
+    # Keep room for "{pid}-{random}-{tag}" under the usual 255-byte name limit.
     while len(os.fsencode(prefix)) > 200:
         name = name[:-1]
         prefix = f".{name}{TEMP_MARK}"
     return prefix
+
+
+class TempNames:
+    """Names of runtime's temporary files, and the test that a name is one of them.
+
+    ``.NAME.runtime-tmp-PID-RANDOM-TAG``: TAG is the first 64 bits of
+    HMAC-SHA256 of everything before ``-TAG``, keyed with Runtime Home's
+    ``temporaries.key`` (a random secret made once, 0600). Without the key no
+    one can make a name that passes :meth:`pid_of`, so a sweep deletes only
+    files runtime created. When Home cannot hold a key, this process uses one
+    of its own: its temporaries are then never recognised by a later run
+    (left in place rather than risk a user's file).
+    """
+
+    _process_key: bytes | None = None
+
+    def __init__(self, home: Path | None) -> None:
+        self._home = home
+        self._key: bytes | None = None
+
+    @property
+    def key(self) -> bytes:
+        if self._key is None:
+            from runtime.home import temporaries_key
+
+            key = temporaries_key(self._home) if self._home is not None else None
+            if key is None:
+                if TempNames._process_key is None:
+                    TempNames._process_key = secrets.token_bytes(32)
+                key = TempNames._process_key
+            self._key = key
+        return self._key
+
+    def _tag(self, base: str) -> str:
+        message = os.fsencode(base)
+        return hmac.new(self.key, message, hashlib.sha256).hexdigest()[:_TAG_HEX]
+
+    def new(self, name: str, pid: int | None = None) -> str:
+        """A fresh temporary's name for target ``name`` in process ``pid`` (this one)."""
+        pid = os.getpid() if pid is None else pid
+        base = f"{_temp_prefix(name)}{pid}-{secrets.token_hex(_RANDOM_HEX // 2)}"
+        return f"{base}-{self._tag(base)}"
+
+    def pid_of(self, candidate: str) -> int | None:
+        """The PID of the process that made ``candidate``, if runtime made it; else ``None``."""
+        head, mark, rest = candidate.rpartition(TEMP_MARK)
+        if not mark or not head.startswith("."):
+            return None
+        parts = rest.split("-")
+        if len(parts) != 3:
+            return None
+        pid, rand, tag = parts
+        if not (pid.isascii() and pid.isdigit() and len(rand) == _RANDOM_HEX):
+            return None
+        if len(tag) != _TAG_HEX or not hmac.compare_digest(
+            self._tag(candidate[: -_TAG_HEX - 1]), tag
+        ):
+            return None
+        return int(pid)
+
+
+# This run's TempNames (set by execute); a direct call of the helpers, outside any run,
+# gets one keyed for this process only.
+_NAMES: ContextVar[TempNames | None] = ContextVar("files_temp_names", default=None)
+
+
+def _names() -> TempNames:
+    return _NAMES.get() or TempNames(None)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -278,10 +376,12 @@ _SWEPT: ContextVar[set[tuple[int, int]] | None] = ContextVar("files_swept", defa
 
 
 def _sweep_stale(fd: int, name: str) -> list[str]:
-    """Remove temporary files left in this folder by processes that are gone.
+    """Remove temporary files left in this folder by runtime processes that are gone.
 
     Done by the first write or append into a folder in each run, for every target
-    in it, so whatever a killed run left behind is gone after the next one.
+    in it, so whatever a killed run left behind is gone after the next one. Only
+    names :meth:`TempNames.pid_of` recognises are removed: never a file runtime did
+    not create.
     """
     st_dir = os.fstat(fd)
     key = (st_dir.st_dev, st_dir.st_ino)
@@ -293,12 +393,12 @@ def _sweep_stale(fd: int, name: str) -> list[str]:
     removed: list[str] = []
     with os.scandir(fd) as entries:
         candidates = [e.name for e in entries if e.name.startswith(".") and TEMP_MARK in e.name]
+    if not candidates:
+        return removed
+    names = _names()
     for candidate in candidates:
-        pid_text, _, rest = candidate.rpartition(TEMP_MARK)[2].partition("-")
-        if not pid_text.isdigit() or not rest:
-            continue
-        pid = int(pid_text)
-        if pid == os.getpid() or _pid_alive(pid):
+        pid = names.pid_of(candidate)
+        if pid is None or pid == os.getpid() or _pid_alive(pid):
             continue
         try:
             st = os.stat(candidate, dir_fd=fd, follow_symlinks=False)
@@ -318,7 +418,7 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
     replaces); ``None`` creates it with 0o666 less the umask (the kernel applies
     it). Returns the bytes written.
     """
-    temp = f"{_temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}"
+    temp = _names().new(name)
     written = 0
     try:
         # created inside the try: a signal arriving as open() returns still removes it

@@ -53,6 +53,20 @@ def _session(provider: str, host: str | None) -> tuple[Any, Any, str]:
     return ws, services, host or _default_host(services)
 
 
+def _read_stdin() -> str:
+    """What was piped on stdin, as text; bytes that are not UTF-8 are a clear refusal."""
+    from runtime.auth import InvalidCredential
+
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError:
+        raise InvalidCredential(
+            "the token on stdin is not UTF-8 text (a token is ASCII letters, digits and "
+            "punctuation); nothing was stored",
+            hint="pipe the token alone, e.g. runtime auth login github < token.txt",
+        ) from None
+
+
 def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:
     from runtime.execution import StepError
     from runtime.registry import load_registry
@@ -82,21 +96,23 @@ def login_cmd(
     ),
 ) -> None:
     """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
-    from runtime.auth import KeyringUnavailable
+    from runtime.auth import KeyringUnavailable, clean_token
 
     ws, services, host = _session(provider, host)
     auth = services.auth
+    hint = "give the token alone (surrounding spaces and newlines are ignored); nothing was stored"
     token = ""
     if not sys.stdin.isatty():
-        token = sys.stdin.read().strip()
+        token = clean_token(_read_stdin(), "stdin", hint, services.redactor)
     elif sys.stdout.isatty() or sys.stderr.isatty():
         import getpass
 
-        token = getpass.getpass(f"Paste a {host} token (input hidden): ").strip()
+        prompt = f"Paste a {host} token (input hidden): "
+        token = clean_token(getpass.getpass(prompt), "the prompt", hint, services.redactor)
     if not token:
-        env_token = ws.environ.get(auth.token_env)
-        if env_token:
-            services.redactor.add(env_token)
+        raw = ws.environ.get(auth.token_env)
+        if raw and raw.strip():
+            env_token = clean_token(raw, auth.token_env, auth.env_hint(), services.redactor)
             user = _check_token(ws, services, host, env_token)
             message = (
                 f"no token on stdin; {auth.token_env} is set and valid for {host} "
@@ -119,7 +135,6 @@ def login_cmd(
             "no token given: pipe one on stdin (runtime auth login github < token.txt) or run it in a terminal",
             hint=f"in a pipeline, export {auth.token_env}=<token> instead",
         )
-    services.redactor.add(token)
     user = _check_token(ws, services, host, token)
     try:
         auth.store(host, token)
@@ -174,7 +189,10 @@ def status_cmd(
             "looked_in": list(found.tried),
             "problem": found.problem,
         }
-        if live and found.credential is not None:
+        if found.invalid is not None:  # a value that cannot be a token: a broken credential
+            row.update({"valid": False, "error": found.invalid.message, "fix": found.invalid.hint})
+            ok = False
+        elif live and found.credential is not None:
             try:
                 user = _check_token(ws, services, h, found.credential.value)
                 row.update(
@@ -195,7 +213,9 @@ def status_cmd(
             elif row.get("valid") is False:
                 line += f"; NOT valid: {row['error']}"
             out(line)
-            if row["problem"]:
+            if row.get("fix"):
+                out(f"  hint: {row['fix']}")
+            elif row["problem"]:
                 out(f"  note: {row['problem']}; use {services.auth.token_env} instead")
     if not ok:
         raise typer.Exit(4)
@@ -255,7 +275,7 @@ def context_list_cmd() -> None:
             {
                 "ok": True,
                 "active": active,
-                "contexts": [{"name": n, **store.get(n).values} for n in names],
+                "contexts": [{"name": n, **store.get(n, check=False).values} for n in names],
             }
         )
         return
@@ -264,7 +284,7 @@ def context_list_cmd() -> None:
             "no contexts; create one with `runtime context set NAME github_host=... organization=...`"
         )
     for n in names:
-        values = " ".join(f"{k}={v}" for k, v in sorted(store.get(n).values.items()))
+        values = " ".join(f"{k}={v}" for k, v in sorted(store.get(n, check=False).values.items()))
         out(f"{'*' if n == active else ' '} {n}  {values}")
 
 
@@ -284,7 +304,7 @@ def context_show_cmd(
             "no active context",
             hint="`runtime context use NAME` or `runtime context set NAME key=value`",
         )
-    ctx = store.get(target)
+    ctx = store.get(target, check=False)  # shown as stored, so that a wrong value can be seen
     if json_mode():
         emit_json(
             {

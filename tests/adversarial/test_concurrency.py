@@ -216,7 +216,15 @@ def test_concurrency_campaign(
             problems.append(f"Home {rel} does not match its manifest sha256")
         if (REPO / rel).is_file() and sha256(REPO / rel) != digest:
             problems.append(f"{rel} in the manifest differs from the repository's specs/")
-    allowed = {".lock", "version", "manifest.json", "audit/audit.jsonl", *manifest.get("files", {})}
+    # temporaries.key: made once by the first files write, the key of temporaries' names
+    allowed = {
+        ".lock",
+        "version",
+        "manifest.json",
+        "temporaries.key",
+        "audit/audit.jsonl",
+        *manifest.get("files", {}),
+    }
     cache = getattr(policy_module, "DEFAULT_CACHE", None)  # the parsed default policy, if cached
     if cache is not None and (home / cache).exists():
         allowed.add(cache)

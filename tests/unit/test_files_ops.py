@@ -69,6 +69,11 @@ def make_policy(read: list[Path], write: list[Path] | None = None) -> Policy:
     return policy
 
 
+def runtime_home(root: Path) -> Path:
+    """The Runtime Home of these direct calls: beside the root, inside the test's folder."""
+    return root.parent / "runtime-home"
+
+
 def make_env(
     root: Path,
     *,
@@ -78,7 +83,7 @@ def make_env(
 ) -> StepEnvironment:
     return StepEnvironment(
         cwd=cwd or root,
-        environ={},
+        environ={"RUNTIME_HOME": str(runtime_home(root))},
         policy=make_policy(read or [root], write),
         redactor=Redactor(),
         services=None,  # type: ignore[arg-type]
@@ -713,9 +718,10 @@ def _dead_pid() -> int:
 
 def test_stale_temp_files_are_swept(root: Path) -> None:
     dead = _dead_pid()
-    stale = root / f".f.txt.runtime-tmp-{dead}-abc123"
-    live = root / f".f.txt.runtime-tmp-{os.getppid()}-def456"
-    other = root / f".g.txt.runtime-tmp-{dead}-abc123"
+    names = files_ops.TempNames(runtime_home(root))
+    stale = root / names.new("f.txt", pid=dead)
+    live = root / names.new("f.txt", pid=os.getppid())
+    other = root / names.new("g.txt", pid=dead)
     for p in (stale, live, other):
         p.write_text("partial", encoding="utf-8")
     run(make_env(root), "write", "f.txt", "x")
@@ -724,6 +730,32 @@ def test_stale_temp_files_are_swept(root: Path) -> None:
     assert not other.exists()  # another target's, left by a dead process: swept too
     run(make_env(root), "append", "g.txt", "y")
     assert temp_files(root) == [live.name]
+
+
+def test_the_sweep_never_deletes_a_file_runtime_did_not_name(root: Path, base: Path) -> None:
+    """Only names tagged with this Home's key are runtime's: look-alikes stay."""
+    dead = _dead_pid()
+    genuine = files_ops.TempNames(runtime_home(root)).new("f.txt", pid=dead)
+    tag = genuine.rsplit("-", 1)[1]
+    foreign = files_ops.TempNames(base / "another-home").new("f.txt", pid=dead)
+    lookalikes = [
+        f".f.txt.runtime-tmp-{dead}-abc123",  # the old format
+        f".f.txt.runtime-tmp-{dead}-0123456789ab-0123456789abcdef",  # the shape, a wrong tag
+        genuine.replace(f"-{dead}-", f"-{dead}0-"),  # a tag copied onto another name
+        f".g.txt.runtime-tmp-{dead}-{genuine.rsplit('-', 2)[1]}-{tag}",
+        foreign,  # made with another Home's key
+        f"{genuine}.bak",
+        genuine[1:],  # not hidden
+    ]
+    for name in lookalikes:
+        (root / name).write_text("the user's own", encoding="utf-8")
+    (root / genuine).write_text("partial", encoding="utf-8")
+    run(make_env(root), "write", "f.txt", "x")
+    assert temp_files(root) == sorted(n for n in lookalikes if ".runtime-tmp-" in n)
+    for name in lookalikes:
+        assert (root / name).read_text() == "the user's own"
+    key = runtime_home(root) / "temporaries.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
 
 
 # -- inspect ----------------------------------------------------------------------------
