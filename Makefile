@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO    = .demo
 
-.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json clean
+.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json routes clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench: $(VENV)/.installed-test npm
 # policies/default.json: the default policy parsed (a test fails when it is stale).
 policy-json: $(VENV)/.installed
 	$(BIN)/python -c "from runtime.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
+
+# providers/github/routes.json: the REST routes GitHub documents, from the installed
+# @octokit/openapi (api.github.com and the newest GHES; a test fails when it is stale).
+routes: $(VENV)/.installed npm
+	$(BIN)/python -m providers.github.routes_build
 
 # The adversarial campaigns at full size (the test suite runs them reduced).
 campaigns: $(VENV)/.installed-test npm

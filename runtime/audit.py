@@ -106,6 +106,33 @@ class _Stamps:
         return f"{self._prefix}.{micros // 1000:03d}+00:00"
 
 
+# A string longer than this (characters) is recorded as its size, sha256 and first characters.
+LONG_VALUE = 4096
+HEAD_CHARS = 200
+
+
+def digest(value: str) -> dict[str, Any]:
+    """What the audit log keeps of a long value: its size in bytes, its sha256, its head."""
+    import hashlib
+
+    data = value.encode("utf-8", "surrogatepass")
+    return {
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "head": value[:HEAD_CHARS],
+    }
+
+
+def _digested(value: Any) -> Any:
+    if isinstance(value, str):
+        return digest(value) if len(value) > LONG_VALUE else value
+    if isinstance(value, dict):
+        return {k: _digested(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_digested(v) for v in value]
+    return value
+
+
 def _encode(value: Any) -> str:
     try:
         return _encode_strict(value)
@@ -154,7 +181,12 @@ class AuditLog:
     def record(self, event: str, **fields: Any) -> None:
         record = {"event": event, "time": self._stamp(self.clock()), **fields}
         line = _encode(record)
-        if self.redactor.may_change_json(line):
+        if len(line) > LONG_VALUE:
+            # a long value (a 1 MiB input, substituted into many args) is stored as what
+            # identifies it, not again in full in every record that names it; redacted
+            # first, so that a head cut in the middle of a secret holds none of it
+            line = _encode(_digested(self.redactor.data(record)))
+        elif self.redactor.may_change_json(line):
             line = _encode(self.redactor.data(record))
         try:
             self._end = _append(self.fd, line, self._end)

@@ -22,6 +22,7 @@ Nothing here runs anything or reads the file system.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -432,3 +433,63 @@ def gh_api_call(args: Sequence[str]) -> GhApiCall:
     if not route.startswith("/") and "://" not in route:
         route = "/" + route
     return GhApiCall(chosen, route)
+
+
+# -- gh: what an option says, and which hosts the call would reach ------------------------
+
+
+def option_values(args: Sequence[str], long: str, short: str | None = None) -> list[str]:
+    """Every value given to ``long`` (``--jq X``, ``--jq=X``) or ``short`` (``-q X``, ``-qX``,
+    at the end of a cluster ``-iq X``) before ``--``."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else None
+        if arg == "--":
+            break
+        if arg == long or arg.startswith(long + "="):
+            value = arg[len(long) + 1 :] if "=" in arg else following
+        elif short and arg.startswith("-") and not arg.startswith("--") and short[1] in arg:
+            rest = arg[arg.index(short[1]) + 1 :]
+            value = rest or following
+        else:
+            continue
+        if value is not None:
+            found.append(value)
+    return found
+
+
+# jq's ways to read the environment: `env`, `$ENV` (gh's jq is gojq, which has both)
+_JQ_ENVIRONMENT = re.compile(r"\$ENV\b|(?<![\w$.])env\b")
+
+
+def jq_reads_environment(expression: str) -> bool:
+    return _JQ_ENVIRONMENT.search(expression) is not None
+
+
+_URL_HOST = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?([^/?#]+)")
+_SCP_HOST = re.compile(r"^[\w.-]+@([\w.-]+):")
+
+
+def gh_targets(args: Sequence[str]) -> list[tuple[str, str]]:
+    """(what, host) for each host the gh args name: a ``--repo``/``-R`` value with a host
+    part (``HOST/OWNER/REPO`` or a URL), ``--hostname``, and any argument that is a URL
+    (``gh api https://...``, ``gh pr view https://HOST/...``)."""
+    found: list[tuple[str, str]] = []
+    for value in option_values(args, "--repo", "-R"):
+        host = _host_of(value)
+        if host is None and value.count("/") >= 2:
+            host = value.split("/", 1)[0]
+        if host:
+            found.append((f"--repo {value}", host))
+    for value in option_values(args, "--hostname"):
+        found.append((f"--hostname {value}", value))
+    for arg in args:
+        host = _host_of(arg)
+        if host is not None and not any(arg in what for what, _ in found):
+            found.append((arg, host))
+    return [(what, host.lower()) for what, host in found]
+
+
+def _host_of(text: str) -> str | None:
+    match = _URL_HOST.match(text) or _SCP_HOST.match(text)
+    return match.group(1) if match else None

@@ -218,6 +218,8 @@ def _record_step(
         target=planned.label,
         provider=planned.provider,
         operation=planned.operation.name if planned.operation else None,
+        # the documented API operation a REST call was sent to (e.g. repos/replace-all-topics)
+        route_operation=route.operation_id if (route := planned.inspection.route) else None,
         binary=planned.binary,
         binary_path=planned.binary_path,
         args=planned.args,

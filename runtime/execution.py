@@ -9,6 +9,7 @@ or :class:`StepError`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,14 @@ class StepEnvironment:
     # The capability's declared network rule (MDA requires.network), enforced by providers
     # before every connection; None when the capability declares none.
     network: NetworkRule | None = None
+    # When the step started (time.monotonic()); ``timeout`` after it, its time is up.
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        """When the step's time limit runs out (``time.monotonic()``): providers hold their
+        own work (requests, retries, waits) to it, as binary steps are held to ``timeout``."""
+        return self.started + self.timeout
 
     @property
     def launcher(self) -> Launcher:

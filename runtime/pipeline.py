@@ -30,7 +30,7 @@ from runtime.problems import Problem
 from runtime.provider import bind, match_operation
 from runtime.redact import Redactor
 from runtime.services import Services
-from runtime.substitute import check_inputs
+from runtime.substitute import check_inputs, check_sizes
 from runtime.validate import Validation, validate_file
 from runtime.workspace import Workspace
 
@@ -67,6 +67,7 @@ def prepare(
     target, result = validated(ws, name)
     cap = result.capability
     check_inputs(cap, inputs, require=require_inputs)
+    check_sizes(cap, inputs)
     redactor = Redactor()
     for key, value in inputs.items():
         from runtime.redact import SECRET_NAME

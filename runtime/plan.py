@@ -10,17 +10,38 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from runtime.binary_call import input_misuses
+from runtime.binary_call import gh_targets, input_misuses
 from runtime.errors import UsageError
+from runtime.grammar import REFERENCE
 from runtime.model import Capability, Step
 from runtime.policy import Decision
 from runtime.problems import Problem
-from runtime.provider import Binding, BoundCall, Operation, bind, match_operation, resolve_call
+from runtime.provider import (
+    Binding,
+    BindingProblem,
+    BoundCall,
+    Operation,
+    Piece,
+    bind,
+    match_operation,
+    resolve_call,
+)
 from runtime.redact import Redactor
 from runtime.substitute import substitute
 from runtime.workspace import Workspace
+
+
+class ApiRoute(NamedTuple):
+    """A documented API operation: method, path template and its OpenAPI operationId."""
+
+    method: str
+    path: str
+    operation_id: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"method": self.method, "path": self.path, "operation_id": self.operation_id}
 
 
 @dataclass
@@ -34,6 +55,11 @@ class Inspection:
     hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
     paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
     credential_host: str | None = None
+    # args the call cannot take as resolved (an input value that would change a REST
+    # route): invalid inputs, refused at plan time with exit 2 at the arg's position
+    problems: list[BindingProblem] = field(default_factory=list)
+    # the documented API operation the call is sent to, when the provider knows it
+    route: ApiRoute | None = None
 
 
 @dataclass
@@ -73,6 +99,7 @@ class PlannedStep:
             "decision": self.decision.to_json(),
             "notes": redactor.data(self.inspection.notes),
             "hosts": self.inspection.hosts,
+            "route": self.inspection.route.to_json() if self.inspection.route else None,
         }
 
 
@@ -105,13 +132,89 @@ def build_plan(
     """The plan of every step; ``resolved`` is what validation matched and bound (if given).
 
     Refuses (exit 2, every case at its file:line:column) when an input value would
-    become an option of a binary: structure belongs to the author, values to inputs.
+    become an option of a binary, or when a provider's ``inspect`` finds args its call
+    cannot take (an input that would change a REST route): structure belongs to the
+    author, values to inputs.
     """
     found = resolved or {}
     steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
     if inputs:
         _refuse_inputs_as_options(cap, steps)
+    _refuse_bad_arguments(cap, steps)
     return Plan(cap, dict(inputs), steps)
+
+
+def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
+    """What providers found their calls cannot take (``Inspection.problems``): exit 2."""
+    problems: list[Problem] = []
+    first: BindingProblem | None = None
+    for planned in steps:
+        step, n = planned.step, len(planned.operation.words) if planned.operation else 0
+        for bp in planned.inspection.problems:
+            first = first or bp
+            arg = step.args[n + bp.arg_index] if 0 <= n + bp.arg_index < len(step.args) else None
+            line, column = (arg.line, arg.column) if arg and arg.line else (step.line, step.column)
+            if line:  # a typed command has no position
+                problems.append(
+                    Problem(
+                        cap.path,
+                        line,
+                        column,
+                        "error",
+                        bp.code,
+                        f"step {step.index} ({planned.label}): {bp.message}",
+                        bp.hint,
+                    )
+                )
+    if first is None:
+        return
+    where = [p.index for p in steps if p.inspection.problems]
+    plural = "s" if len(where) > 1 else ""
+    raise UsageError(
+        f"{first.message} (step{plural} {', '.join(map(str, where))}); nothing ran",
+        hint=first.hint,
+        problems=problems,
+        code=first.code,
+    )
+
+
+def _pinned(program: str, args: list[str], host: str, decision: Decision) -> Decision:
+    """gh talks only to the host its credential is for: a ``--repo HOST/...``, a URL or a
+    ``--hostname`` naming another host is refused (the token would go there)."""
+    if program != "gh":
+        return decision
+    allowed = {host.lower()}
+    if host.lower() == "github.com":
+        allowed.add("api.github.com")
+    for what, target in gh_targets(args):
+        if target not in allowed:
+            return Decision(
+                False,
+                "built-in: gh is pinned to its host",
+                f"'{what}' names the host {target}, not {host}, which gh's token is for",
+                "gh talks only to the GitHub host of the run (the context's github_host); "
+                "name repositories as OWNER/REPO",
+            )
+    return decision
+
+
+def pieces(text: str, inputs: Mapping[str, str]) -> tuple[Piece, ...]:
+    """``text`` after substitution, split into authored text and input values (one pass,
+    as :func:`runtime.substitute.substitute` does it)."""
+    if "${" not in text:
+        return (Piece(text),)
+    out: list[Piece] = []
+    start = 0
+    for match in REFERENCE.finditer(text):
+        if match.start() > start:
+            out.append(Piece(text[start : match.start()]))
+        name = match.group(1)
+        value = inputs.get(name)
+        out.append(Piece(match.group(0), name, True) if value is None else Piece(value, name))
+        start = match.end()
+    if start < len(text):
+        out.append(Piece(text[start:]))
+    return tuple(out)
 
 
 def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None:
@@ -120,7 +223,8 @@ def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None
     names: dict[str, None] = {}
     where: dict[int, None] = {}
     for planned in steps:
-        if planned.binary is None:
+        runs_program = planned.operation is not None and planned.operation.program is not None
+        if planned.binary is None and not runs_program:
             continue
         step = planned.step
         seen: set[str] = set()
@@ -138,7 +242,7 @@ def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None
                     arg.column or step.column,
                     "error",
                     "input-as-option",
-                    f"step {step.index} ({step.binary}): {misuse.message}",
+                    f"step {step.index} ({planned.label}): {misuse.message}",
                     misuse.hint,
                 )
             )
@@ -173,6 +277,9 @@ def plan_step(
             authored=texts if step.line else None,  # a typed command has no authored form
             real_name=real_name,
         )
+        credential = policy.credential_for_binary(step.binary)
+        if decision.allowed and credential is not None:
+            decision = _pinned(step.binary, resolved, services.auth.default_host(), decision)
         path = found_path if decision.allowed else None
         return PlannedStep(
             step.index,
@@ -183,7 +290,7 @@ def plan_step(
             binary_path=path,
             transport="process",
             effect="write",
-            credential=policy.credential_for_binary(step.binary),
+            credential=credential,
         )
 
     def unplannable(reason: str, provider: str | None) -> PlannedStep:
@@ -204,8 +311,21 @@ def plan_step(
         operation = found
         binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)
-    call = resolve_call(binding, resolved[n:])
-    decision = policy.decide_operation(provider.name, resolved)
+    call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
+    # decided on the bound call (the operation and its positionals: METHOD and PATH for
+    # api), never on whatever leading words the args happen to have
+    bound_words = [*operation.words]
+    bound_words += [
+        call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
+    ]
+    decision = policy.decide_operation(provider.name, bound_words)
+    if decision.allowed and operation.program is not None:
+        # an operation that runs a program (gh) is also decided as that program's call
+        decision = policy.decide_binary(
+            operation.program,
+            [*operation.words, *resolved[n:]],
+            authored=[*operation.words, *texts[n:]] if step.line else None,
+        )
     inspect = getattr(provider, "inspect", None)
     if inspect is None:
         inspection = Inspection()
@@ -213,6 +333,13 @@ def plan_step(
         inspection = inspect(operation, call, ws, services)
         if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
             decision = inspection.decision
+    if decision.allowed and operation.program is not None and inspection.credential_host:
+        decision = _pinned(
+            operation.program,
+            [*operation.words, *resolved[n:]],
+            inspection.credential_host,
+            decision,
+        )
     return PlannedStep(
         step.index,
         step,

@@ -29,7 +29,9 @@ from runtime.binary_call import (
     find_subcommand,
     gh_api_call,
     git_config_reads,
+    jq_reads_environment,
     literal_option_uses,
+    option_values,
 )
 from runtime.errors import InvalidPolicy
 from runtime.problems import Problem
@@ -121,6 +123,16 @@ class Policy:
             decision = self._decide_subcommand(name, args, sub)
             if decision is not None:
                 return decision
+        if name == "gh":
+            for expression in option_values(args, "--jq", "-q"):
+                if jq_reads_environment(expression):
+                    return Decision(
+                        False,
+                        "built-in: gh's jq never reads the environment",
+                        f"the jq expression {expression!r} reads the environment, where gh "
+                        "keeps its token",
+                        "select fields of the response only (env and $ENV are refused)",
+                    )
         if authored is not None:
             for use in literal_option_uses(
                 authored, list(self.literal_options.get(name, {})), sub.name

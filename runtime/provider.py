@@ -10,7 +10,7 @@ positional: structure belongs to the author, values to the inputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -69,6 +69,15 @@ class Operation:
     effect_rules: tuple[EffectRule, ...] = ()
     # OAuth scopes a classic token needs for this operation (checked by `preflight --live`).
     scopes: tuple[str, ...] = ()
+    # The program the operation runs (transport "cli"): its args are decided as that
+    # program's would be in a binary step (subcommands, literal options, denied runs).
+    program: str | None = None
+    # Positionals come before any key=value option (api: METHOD and PATH first), so that
+    # what the policy decides on is where the author put it.
+    positionals_first: bool = False
+    # The effect read off the bound call by the provider (a GraphQL document parsed: a
+    # mutation is a write, whatever comments precede it); takes the place of effect_rules.
+    effect_from: Callable[[BoundCall], Effect] | None = None
 
     @cached_property
     def name(self) -> str:
@@ -83,6 +92,8 @@ class Operation:
         return tuple(o.name for o in self.options or ())
 
     def effect_of(self, call: BoundCall | None) -> Effect:
+        if call is not None and self.effect_from is not None:
+            return self.effect_from(call)
         if call is not None:
             for rule in self.effect_rules:
                 value = call.positionals.get(rule.positional)
@@ -92,6 +103,8 @@ class Operation:
 
     def possible_effects(self) -> tuple[Effect, ...]:
         found = {self.effect, *(rule.effect for rule in self.effect_rules)}
+        if self.effect_from is not None:
+            found |= {"read", "write"}
         return tuple(e for e in ("read", "write", "destroy") if e in found)
 
     def form(self) -> str:
@@ -105,6 +118,20 @@ class Operation:
         if self.passthrough:
             parts.append("[FLAGS...]")
         return " ".join(parts)
+
+
+class Piece(NamedTuple):
+    """Part of a resolved arg: text its author wrote, or the value of one input.
+
+    A provider that builds something from an arg (a REST route) tells the two
+    apart with these: structure belongs to the author, values to the inputs.
+    """
+
+    text: str
+    input: str | None = None  # the input whose value ``text`` is; None: authored text
+    # a reference whose value is not known (an input not supplied, as in a preflight
+    # without it; or validation, before any value): ``text`` is the reference as typed
+    missing: bool = False
 
 
 class BindingProblem(NamedTuple):
@@ -149,6 +176,31 @@ class BoundCall:
     options: Sequence[tuple[str, str]]
     passthrough: Sequence[str]
     args: Sequence[str]  # every arg after the operation words, resolved, in order
+    # Where the args came from, when the call was resolved from authored args:
+    # ``pieces[i]`` splits ``args[i]`` into authored text and input values, and
+    # ``binding`` says which arg index each positional and option is. Empty otherwise.
+    pieces: Sequence[tuple[Piece, ...]] = ()
+    binding: Binding | None = None
+
+    def pieces_of(self, positional: str) -> tuple[Piece, ...]:
+        """The pieces of a positional's arg; its value as one authored piece if unknown."""
+        index = self.binding.positionals.get(positional) if self.binding else None
+        if index is not None and index < len(self.pieces):
+            return self.pieces[index]
+        value = self.positionals.get(positional)
+        return () if value is None else (Piece(value),)
+
+    def option_pieces(self, key: str) -> tuple[Piece, ...]:
+        """The pieces of the first ``key=value`` option's value; ``key=`` is authored text."""
+        index = (
+            next((i for k, i in self.binding.options if k == key), None) if self.binding else None
+        )
+        if index is None or index >= len(self.pieces):
+            value = self.option(key)
+            return () if value is None else (Piece(value),)
+        first, *rest = self.pieces[index]
+        head = first.text[len(key) + 1 :]
+        return (first._replace(text=head), *rest) if head else tuple(rest)
 
     def option(self, key: str, default: str | None = None) -> str | None:
         for k, v in self.options:
@@ -220,6 +272,18 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
         match = OPTION_RE.match(arg) if "=" in arg and operation.accepts_options else None
         if match is not None:
             key = match.group(1)
+            if operation.positionals_first and any(p.required for p in pending):
+                problems.append(
+                    BindingProblem(
+                        index,
+                        f"'{_short(arg)}' comes before {', '.join(p.name for p in pending)} "
+                        f"in '{operation.name}'",
+                        f"write {' and '.join(p.name for p in pending)} first, then the "
+                        f"key=value options: {operation.form()}",
+                        code="option-before-positional",
+                    )
+                )
+                continue
             if operation.options is not None and key not in names:
                 problems.append(
                     BindingProblem(
@@ -272,7 +336,12 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
     return binding, problems
 
 
-def resolve_call(binding: Binding, resolved_rest: Sequence[str]) -> BoundCall:
+def resolve_call(
+    binding: Binding,
+    resolved_rest: Sequence[str],
+    pieces: Sequence[tuple[Piece, ...]] = (),
+) -> BoundCall:
+    """The call of ``binding`` on the resolved args; ``pieces`` (per arg) say where they came from."""
     return BoundCall(
         positionals={name: resolved_rest[i] for name, i in binding.positionals.items()},
         options=[(key, OPTION_RE.match(resolved_rest[i]).group(2)) for key, i in binding.options]  # type: ignore[union-attr]
@@ -280,6 +349,8 @@ def resolve_call(binding: Binding, resolved_rest: Sequence[str]) -> BoundCall:
         else [],
         passthrough=[resolved_rest[i] for i in binding.passthrough],
         args=list(resolved_rest),
+        pieces=pieces,
+        binding=binding if pieces else None,
     )
 
 

@@ -10,6 +10,11 @@ from runtime.grammar import REFERENCE
 from runtime.model import Capability
 
 MAX_INPUT_FILE = 1024 * 1024
+# What substitution may make of a capability's args, in characters: per step, and for the
+# whole run. A file write of tens of MiB built from a 1 MiB input fits; two thousand
+# references to it do not (gigabytes of arguments, built before anything ran).
+MAX_STEP_ARGS = 32 * 1024 * 1024
+MAX_RUN_ARGS = 128 * 1024 * 1024
 
 
 def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
@@ -78,3 +83,36 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
     if "${" not in text:
         return text
     return REFERENCE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def check_sizes(cap: Capability, values: Mapping[str, str]) -> None:
+    """Refuse (exit 2) a plan whose substituted args would be too large, before building them.
+
+    The size of each arg after substitution is computed from the authored text and the
+    values' lengths, without making the string.
+    """
+    total = 0
+    for step in cap.steps:
+        size = 0
+        for arg in step.args:
+            size += len(arg.text)
+            if "${" in arg.text:
+                for match in REFERENCE.finditer(arg.text):
+                    value = values.get(match.group(1))
+                    if value is not None:
+                        size += len(value) - len(match.group(0))
+        total += size
+        if size > MAX_STEP_ARGS:
+            raise UsageError(
+                f"step {step.index}'s arguments would be {size:,} characters after substitution, "
+                f"over the limit of {MAX_STEP_ARGS:,} per step; nothing ran",
+                hint="pass large data in fewer places (a file the step reads), not in every arg",
+                code="args-too-large",
+            )
+    if total > MAX_RUN_ARGS:
+        raise UsageError(
+            f"the steps' arguments would be {total:,} characters after substitution, over the "
+            f"limit of {MAX_RUN_ARGS:,} per run; nothing ran",
+            hint="pass large data in fewer places (a file the steps read), not in every arg",
+            code="args-too-large",
+        )

@@ -8,9 +8,18 @@ step runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from runtime.provider import BoundCall, EffectRule, Operation, Option, Positional
+from runtime.provider import (
+    BindingProblem,
+    BoundCall,
+    Effect,
+    EffectRule,
+    Operation,
+    Option,
+    Positional,
+)
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
@@ -34,8 +43,29 @@ def _rest(words: str, summary: str, effect: str = "read", **kw: object) -> Opera
     )
 
 
+def _graphql_effect(document: str) -> Effect:
+    """``read`` for a document of queries only, else ``write``: parsed with graphql-core, so
+    a mutation after a comment, a second operation or a fragment is seen for what it is. A
+    document that does not parse is taken as a write (GitHub will refuse it anyway)."""
+    from graphql import GraphQLSyntaxError
+    from graphql.language import OperationDefinitionNode, OperationType, parse
+
+    try:
+        parsed = parse(document, no_location=True)
+    except GraphQLSyntaxError:
+        return "write"
+    for definition in parsed.definitions:
+        if (
+            isinstance(definition, OperationDefinitionNode)
+            and definition.operation is not OperationType.QUERY
+        ):
+            return "write"
+    return "read"
+
+
 def _gh(words: str, summary: str, effect: str = "read", **kw: object) -> Operation:
     return Operation(
+        program="gh",
         words=tuple(words.split()),
         summary=summary,
         transport="cli",
@@ -139,6 +169,7 @@ OPERATIONS: tuple[Operation, ...] = (
         effect="write",
         positionals=(Positional("METHOD"), Positional("PATH")),
         options=None,
+        positionals_first=True,
         effect_rules=(
             EffectRule("METHOD", r"^(?i:GET|HEAD)$", "read"),
             EffectRule("METHOD", r"^(?i:DELETE)$", "destroy"),
@@ -163,7 +194,7 @@ OPERATIONS: tuple[Operation, ...] = (
         credential="github",
         positionals=(Positional("QUERY"),),
         options=None,
-        effect_rules=(EffectRule("QUERY", r"^\s*mutation\b", "write"),),
+        effect_from=lambda call: _graphql_effect(call.positionals.get("QUERY", "")),
         example="runtime github graphql 'query { viewer { login } }'",
     ),
     _gh("pr list", "Pull requests (gh pr list)", example="runtime github pr list --repo cli/cli"),
@@ -228,6 +259,20 @@ class GitHubProvider:
         from providers.github.ops import inspect
 
         return inspect(operation, call, ws, services)
+
+    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+        """Validation: an ``api`` step whose METHOD and PATH are literal names a route GitHub
+        documents (``args`` as authored, after the operation words)."""
+        if operation.name != "api":
+            return []
+        from providers.github.routes import check_api
+        from runtime.provider import Piece, bind, resolve_call
+
+        binding, _ = bind(operation, args)
+        # a ${reference} is not known before plan time: checked then, with its value
+        pieces = [(Piece(a, None, "${" in a),) for a in args]
+        problems, _, _ = check_api(resolve_call(binding, args, pieces))
+        return problems
 
     def check_token(
         self, environ: object, services: object, host: str, token: str

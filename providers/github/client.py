@@ -1,4 +1,4 @@
-"""The REST and GraphQL transport: one connection pool per host per run, keep-alive.
+"""The REST and GraphQL transport: one ``httpx.Client`` per host per run, keep-alive.
 
 What it guarantees:
 
@@ -10,11 +10,20 @@ What it guarantees:
   reset time. 502/503/504 on an idempotent request are retried twice.
 - Redirects are followed by hand (at most 5): the token goes only to the
   origin it belongs to; a write is never redirected to another host.
-- Network errors, timeouts, truncated, malformed and undecodable bodies are
-  clear step failures.
+- Time: every request must be complete (connected, sent, headers and body
+  read, however slowly they trickle in) within ``RUNTIME_GITHUB_TIMEOUT``
+  seconds (default 30), and a step's requests, retries and waits all end by
+  the step's own time limit (``--timeout``, the policy's ``timeout_seconds``).
+- Size: a response body is read up to 32 MiB once decoded (gzip, deflate),
+  checked while it is read and decoded, so a compression bomb stops early; a
+  list follows at most 100 pages (``RUNTIME_GITHUB_MAX_PAGES``) and never a
+  page it has already read.
+- Network errors, timeouts, truncated, malformed, undecodable and oversized
+  bodies are clear step failures.
 
-The exchanges themselves go through :mod:`providers.github.wire` (httpcore's
-connection pool, with httpx's behaviour on the wire).
+httpx is imported when the first client is made (a run that sends no request
+never imports it); :mod:`providers.github.transport` holds the one addition
+to it, the deadline over a whole exchange.
 """
 
 from __future__ import annotations
@@ -27,29 +36,112 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from providers.github import wire
 from providers.github.endpoints import Endpoints
-from providers.github.wire import Headers, Reply
 from runtime import __version__
 from runtime.execution import StepError
 from runtime.network import split_url
+
+if TYPE_CHECKING:
+    import httpx
 
 IDEMPOTENT = frozenset({"GET", "HEAD"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 DEFAULT_MAX_WAIT = 60.0
+DEFAULT_TIMEOUT = 30.0  # seconds for one whole request (RUNTIME_GITHUB_TIMEOUT)
+DEFAULT_MAX_PAGES = 100  # pages one list follows (RUNTIME_GITHUB_MAX_PAGES)
+# A response body, decoded. GitHub's largest JSON answers are a few MiB (a recursive tree
+# is cut at 7 MB, a file's contents at 1 MB); parsed, JSON can take up to ~20 times its
+# size in memory, so the bound stays well below what a machine can hold.
+MAX_BODY_BYTES = 32 * 1024 * 1024
 LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+_SHOWN_PARAMS = frozenset({"page", "per_page"})  # query values a message may show
 
 
 @dataclass
 class Response:
     status: int
-    headers: Headers
+    headers: Mapping[str, str]  # by case-insensitive name (httpx.Headers)
     data: Any
     url: str
+
+
+class _BadLocation(Exception):
+    """A redirect whose Location httpx cannot read (it reads it even when not following)."""
+
+    def __init__(self, status: int, location: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.location = location
+        self.reason = reason
+
+
+def _check_location(response: httpx.Response) -> None:
+    """A response hook: a redirect's Location must be a URL, or the step fails naming it."""
+    if response.has_redirect_location:
+        import httpx
+
+        location = response.headers["location"]
+        try:
+            httpx.URL(location)
+        except httpx.InvalidURL as exc:
+            raise _BadLocation(response.status_code, location, str(exc)) from None
+
+
+class Reply:
+    """A response read in full, within the deadline and the size limit.
+
+    ``headers`` are as received: ``content-encoding`` and ``content-length``
+    describe the wire form, not :attr:`content`.
+    """
+
+    __slots__ = ("_response", "content")
+
+    def __init__(self, response: httpx.Response, content: bytes) -> None:
+        self._response = response
+        self.content = content
+
+    @property
+    def status_code(self) -> int:
+        return self._response.status_code
+
+    @property
+    def reason_phrase(self) -> str:
+        return self._response.reason_phrase
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self._response.headers
+
+    @property
+    def url(self) -> str:
+        return str(self._response.url)
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self._response.encoding or "utf-8", errors="replace")
+
+
+def _setting(environ: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
+    """A positive (or, with ``zero``, non-negative) number from ``environ[name]``; a clear
+    step failure if it is not one."""
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (value >= 0 if zero else value > 0) or value == float("inf"):
+        kind = "a number of 0 or more" if zero else "a positive number"
+        raise StepError(f"{name}={raw!r} is not {kind}", hint=f"fix or unset {name}")
+    return value
 
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
@@ -102,25 +194,41 @@ class GitHubHTTP:
         self._token = token
         self.sleep = sleep
         self.clock = clock
-        self.max_wait = float(environ.get("RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT))
-        timeout = float(environ.get("RUNTIME_GITHUB_TIMEOUT", "30"))
-        # a whole response (however it trickles in) must arrive within three read timeouts,
-        # and never less than 10 s (a loaded machine or a slow server is not a trickle)
-        self.total_timeout = max(3 * timeout, 10.0)
+        self.max_wait = _setting(environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True)
+        self.timeout = _setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
+        self.max_pages = int(_setting(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES))
+        self.max_body = MAX_BODY_BYTES
+        # the step under way: when its time limit runs out (time.monotonic()), and that limit
+        self.step_deadline: float | None = None
+        self.step_seconds = 0.0
         self.requests = 0
+        from providers.github import transport
+
+        self._deadline = transport.Deadline()
         # no proxy from the environment, no cookies, redirects followed by hand (below)
-        self.wire = wire.Wire(
+        self.http = transport.client(
             ssl_context(environ),
-            timeout,
+            self._deadline,
+            self.timeout,
             {
                 "Accept": "application/vnd.github+json",
+                # what httpx decodes without optional packages (it offers br and zstd too
+                # when they are installed)
+                "Accept-Encoding": "gzip, deflate",
                 "User-Agent": f"runtime/{__version__}",
                 "X-GitHub-Api-Version": "2022-11-28",
             },
         )
+        self.http.event_hooks["response"] = [_check_location]
 
     def close(self) -> None:
-        self.wire.close()
+        self.http.close()
+
+    def limit_step(self, deadline: float, seconds: float) -> None:
+        """The step now running must be done by ``deadline`` (``time.monotonic()``), its
+        time limit of ``seconds``: requests, retries and waits included."""
+        self.step_deadline = deadline
+        self.step_seconds = seconds
 
     # -- one request, with redirects and bounded retries -----------------------------
     def url_for(self, path: str) -> str:
@@ -161,22 +269,46 @@ class GitHubHTTP:
             wait = self._rate_limit_wait(response)
             if wait is not None:
                 if method in IDEMPOTENT and waited + wait <= self.max_wait and rate_retries < 5:
+                    if not self._can_wait(wait):
+                        why = f"waiting would pass the step's time limit of {self.step_seconds:g} s"
+                        raise self._rate_limit_error(response, shown, why)
                     self.sleep(wait)
                     waited += wait
                     rate_retries += 1
                     continue
-                raise self._rate_limit_error(response, shown, method in IDEMPOTENT)
-            if status in (502, 503, 504) and method in IDEMPOTENT and server_retries < 2:
+                why = (
+                    f"waiting would exceed {self.max_wait:g} s"
+                    if method in IDEMPOTENT
+                    else "a write is never retried automatically"
+                )
+                raise self._rate_limit_error(response, shown, why)
+            if (
+                status in (502, 503, 504)
+                and method in IDEMPOTENT
+                and server_retries < 2
+                and self._can_wait(0.5 * (server_retries + 1))
+            ):
                 server_retries += 1
                 self.sleep(0.5 * server_retries)
                 continue
             raise self._error(response, shown)
 
+    def _can_wait(self, seconds: float) -> bool:
+        """Whether waiting ``seconds`` leaves the step time to send its request."""
+        return self.step_deadline is None or time.monotonic() + seconds < self.step_deadline
+
     def _send_following(self, method: str, url: str, params: Any, body: Any, shown: str) -> Reply:
         homes = self._homes
         if params:  # merged, so that a query string already in the path is kept
-            url = wire.with_params(url, params)
-        encoded = wire.json_body(body) if body is not None else None
+            import httpx
+
+            try:
+                url = str(httpx.URL(url).copy_merge_params(params))
+            except httpx.InvalidURL as exc:
+                raise StepError(
+                    f"not a URL that can be requested: {shown} ({_short(str(exc))})",
+                    hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
+                ) from None
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 host = urlsplit(url).hostname or ""
@@ -190,31 +322,7 @@ class GitHubHTTP:
             headers = {}
             if _origin(url) in homes:
                 headers["Authorization"] = f"Bearer {self._token}"
-            try:
-                self.requests += 1
-                response = self.wire.exchange(
-                    method, url, headers, encoded, time.monotonic() + self.total_timeout
-                )
-            except wire.TIMEOUTS:
-                raise StepError(
-                    f"timed out waiting for {host}: {shown}",
-                    hint="check the network, or raise RUNTIME_GITHUB_TIMEOUT (seconds)",
-                ) from None
-            except wire.InvalidURL as exc:
-                raise StepError(
-                    f"not a URL that can be requested: {shown} ({_short(str(exc))})",
-                    hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
-                ) from None
-            except wire.DecodingError as exc:
-                raise StepError(
-                    f"{host} sent a body that is not valid {exc.coding}: {shown}",
-                    hint="retry later; if it persists the server or a proxy is corrupting responses",
-                ) from None
-            except wire.FAILURES as exc:
-                raise StepError(
-                    f"cannot reach {host}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
-                    hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
-                ) from None
+            response = self._exchange(method, url, headers, body, host, shown)
             if response.status_code not in REDIRECTS:
                 return response
             location = response.headers.get("location")
@@ -227,9 +335,91 @@ class GitHubHTTP:
                     hint="a write is never sent to a host other than the one configured",
                 )
             if response.status_code == 303:
-                method, encoded = "GET", None
+                method, body = "GET", None
             url = target
         raise StepError(f"too many redirects: {shown}", hint="check the host configuration")
+
+    def _exchange(
+        self, method: str, url: str, headers: dict[str, str], body: Any, host: str, shown: str
+    ) -> Reply:
+        """One request and its whole response, within the request's and the step's time."""
+        import httpx
+
+        now = time.monotonic()
+        deadline, by_step = now + self.timeout, False
+        if self.step_deadline is not None and self.step_deadline <= deadline:
+            if self.step_deadline <= now:
+                raise StepError(
+                    f"the step's time limit of {self.step_seconds:g} s ran out before {shown}",
+                    hint="raise the limit with --timeout SECONDS or timeout_seconds in a user policy",
+                )
+            deadline, by_step = self.step_deadline, True
+        self._deadline.at = deadline
+        try:
+            request = self.http.build_request(method, url, headers=headers, json=body)
+            self.requests += 1
+            response = self.http.send(request, stream=True)
+            try:
+                return Reply(response, self._read(response, host, shown))
+            finally:
+                response.close()
+        except _BadLocation as bad:
+            raise StepError(
+                f"{bad.status} redirect of {shown} points to {_short(bad.location, 80)!r}, "
+                f"which is not a valid URL ({bad.reason})",
+                hint="the server sent a malformed link; retry later, or report it to the server's owner",
+            ) from None
+        except httpx.TimeoutException:
+            if by_step:
+                raise StepError(
+                    f"timed out waiting for {host}: {shown} "
+                    f"(the step's time limit of {self.step_seconds:g} s ran out)",
+                    hint="raise the limit with --timeout SECONDS or timeout_seconds in a user policy",
+                ) from None
+            raise StepError(
+                f"timed out waiting for {host}: {shown} "
+                f"(no complete response within {self.timeout:g} s)",
+                hint="check the network, or raise RUNTIME_GITHUB_TIMEOUT "
+                "(seconds for one whole request)",
+            ) from None
+        except httpx.InvalidURL as exc:
+            raise StepError(
+                f"not a URL that can be requested: {shown} ({_short(str(exc))})",
+                hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
+            ) from None
+        except httpx.TransportError as exc:
+            raise StepError(
+                f"cannot reach {host}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
+                hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
+            ) from None
+        finally:
+            self._deadline.at = None
+
+    def _read(self, response: httpx.Response, host: str, shown: str) -> bytes:
+        """The decoded body, read chunk by chunk and refused once over :attr:`max_body`."""
+        import httpx
+
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > self.max_body:
+                    raise StepError(
+                        f"the response to {shown} is over the "
+                        f"{self.max_body // (1024 * 1024)} MiB limit for a response body "
+                        "(decoded); reading stopped",
+                        hint="the github provider does not read responses this large; "
+                        "a list can take fewer items with limit=N",
+                    )
+                chunks.append(chunk)
+        except httpx.DecodingError:
+            coding = response.headers.get("content-encoding", "its Content-Encoding")
+            raise StepError(
+                f"{host} sent a body that is not valid {coding}: {shown}",
+                hint="retry later; if it persists the server or a proxy is corrupting responses",
+            ) from None
+        return b"".join(chunks)
 
     # -- decoding and errors ----------------------------------------------------------
     def _decode(self, response: Reply, shown: str) -> Any:
@@ -264,7 +454,7 @@ class GitHubHTTP:
                 return None
         return None
 
-    def _rate_limit_error(self, response: Reply, shown: str, idempotent: bool) -> StepError:
+    def _rate_limit_error(self, response: Reply, shown: str, why: str) -> StepError:
         reset = response.headers.get("x-ratelimit-reset")
         retry_after = response.headers.get("retry-after")
         when = ""
@@ -273,11 +463,6 @@ class GitHubHTTP:
             when = f"; the limit resets at {at}"
         elif retry_after:
             when = f"; retry after {retry_after} s"
-        why = (
-            f"waiting would exceed {self.max_wait:g} s"
-            if idempotent
-            else "a write is never retried automatically"
-        )
         return StepError(
             f"{response.status_code} rate limited: {shown}{when} ({why})",
             hint="run the step again after the reset",
@@ -314,16 +499,30 @@ class GitHubHTTP:
     def paginate(
         self, path: str, params: dict[str, Any], limit: int | None
     ) -> tuple[list[Any], int]:
-        """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status)."""
+        """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status).
+
+        At most :attr:`max_pages` pages, and never one already read: a server that
+        always links a next page fails the step instead of holding it forever.
+        """
         params = dict(params)
         params.setdefault("per_page", "100")
         items: list[Any] = []
         url: str | None = self.url_for(path)
         status = 200
         first = True
+        pages = 0
+        seen: set[str] = set()
         while url is not None:
+            if pages == self.max_pages:
+                raise StepError(
+                    f"GET {_route(path)} has more than {self.max_pages} pages "
+                    f"({len(items)} items read); stopped",
+                    hint="take the first items with limit=N, or raise RUNTIME_GITHUB_MAX_PAGES",
+                )
             response = self.request("GET", url, params=params if first else None)
             first = False
+            pages += 1
+            seen.update((url, response.url))
             status = response.status
             page = response.data
             if isinstance(page, dict):  # e.g. {"total_count": n, "repositories": [...]}
@@ -341,6 +540,13 @@ class GitHubHTTP:
                 if match
                 else None
             )
+            if url is not None and url in seen:
+                raise StepError(
+                    f"the next page of GET {_route(path)} is {_without_secrets(url)}, "
+                    f"a page already read (after {pages} pages); stopped",
+                    hint="the server sent a pagination loop; retry later, "
+                    "or report it to the server's owner",
+                )
         return items, status
 
     def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> Response:
@@ -367,6 +573,21 @@ def _route(url: str) -> str:
         return urlsplit(url).path
     except ValueError:
         return _short(url, 80)
+
+
+def _without_secrets(url: str) -> str:
+    """``url`` for a message: no user:password@, and of the query only the names (and the
+    values of page and per_page)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _route(url)
+    where = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{name}={value}" if name in _SHOWN_PARAMS else f"{name}=..."
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return f"{parts.scheme}://{where}{parts.path}" + (f"?{query}" if query else "")
 
 
 def _join(base: str, reference: str, what: str) -> str:

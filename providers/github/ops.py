@@ -96,6 +96,7 @@ def client(env: StepEnvironment) -> GitHubHTTP:
         cache[key] = http
         env.services.on_close(http.close)
     found: GitHubHTTP = cache[key]
+    found.limit_step(env.deadline, env.timeout)  # the run's client, this step's time
     return found
 
 
@@ -434,6 +435,7 @@ def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> In
     inspection.credential_host = endpoints.host
     inspection.hosts = endpoints.network_hosts
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
+    _inspect_routes(operation, call, inspection)
     if operation.name in ("repo list", "issue list") and not call.positionals.get("ORG"):
         name, _, org = context_values(services)
         if org:
@@ -442,6 +444,40 @@ def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> In
             target = "/user/repos" if operation.name == "repo list" else "/issues"
             inspection.notes.append(f"no ORG and no context organization: GET {target}")
     return inspection
+
+
+# The args each REST operation puts into its route, and how (routes.value_problems).
+ROUTE_ARGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "team list": (("ORG", "org"),),
+    "repo list": (("ORG", "org"),),
+    "issue list": (("ORG", "org"),),
+    "repo view": (("OWNER/REPO", "owner/repo"),),
+    "file put": (("OWNER/REPO", "owner/repo"), ("PATH", "path")),
+}
+
+
+def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspection) -> None:
+    """Input values that would change a REST route, and the documented route of ``api``."""
+    from providers.github import routes
+
+    if operation.name == "api":
+        problems, route, note = routes.check_api(call)
+        inspection.problems.extend(problems)
+        if route is not None:
+            from runtime.plan import ApiRoute
+
+            method = call.positionals["METHOD"].upper()
+            inspection.route = ApiRoute(method, route.path, route.operation_id)
+            inspection.notes.append(f"route: {method} {route.path} ({route.operation_id})")
+        if note is not None:
+            inspection.notes.append(note)
+        return
+    for name, kind in ROUTE_ARGS.get(operation.name, ()):
+        index = call.binding.positionals.get(name, -1) if call.binding else -1
+        inspection.problems.extend(routes.value_problems(index, call.pieces_of(name), kind))
+    if operation.name == "repo create":
+        index = next((i for k, i in call.binding.options if k == "org"), -1) if call.binding else -1
+        inspection.problems.extend(routes.value_problems(index, call.option_pieces("org"), "org"))
 
 
 def check_token(environ: Any, services: Any, host: str, token: str) -> dict[str, Any]:

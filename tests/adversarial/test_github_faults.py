@@ -9,14 +9,21 @@ dropped and reset connections, truncated bodies, cut and malformed JSON,
 primary and secondary rate limits with and without ``Retry-After``,
 redirects (to another host -- a second double, and the same server under
 another name --, to the same host, in a loop), a pagination ``Link`` to
-another host, and a response that trickles in a byte at a time.
+another host, responses that trickle in a byte at a time (headers and all,
+or only the body; also through ``capability execute --timeout 3`` with the
+request's own 30 s, where the step's time limit must end them), a ``Link:
+rel="next"`` on every page (to a new page each time, or back to one already
+read), and a gzip bomb (2 MB that decode to 2 GiB).
 ``RUNTIME_FULL_CAMPAIGNS=1`` adds every lasting fault on every kind of operation.
 
 Every case must end in a clear step failure (exit 1 and a message saying
 what happened) or a bounded retry of an idempotent request that succeeds;
-never a hang (each run < 15 s), never more than a few requests, never a
-retried write (POST/PUT requests counted on both doubles), never the token sent anywhere but the configured
-host (the second double's recorded headers) nor printed.
+never a hang (each run < 15 s; a step with ``--timeout 3`` ends within 4.5 s),
+never more than a few requests, never a retried write (POST/PUT requests
+counted on both doubles), never the token sent anywhere but the configured
+host (the second double's recorded headers) nor printed. The gzip bomb runs
+in a process of its own, whose peak RSS must stay under 256 MiB (it stops
+reading past 32 MiB decoded).
 """
 
 from __future__ import annotations
@@ -24,8 +31,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,11 +40,16 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import RUNTIME_BIN
 from tests.github_double import GitHubDouble
+from tests.github_double.peak_rss import run_measured
 
 TOKEN = "ghp_" + "F4ult" * 7 + "z"
 FULL = os.environ.get("RUNTIME_FULL_CAMPAIGNS") == "1"
 HANG_LIMIT = 15.0
+STEP_LIMIT = 3.0  # --timeout of the cases run through `capability execute`
+MARGIN = 1.5  # seconds a step may take past its time limit
+RSS_LIMIT_MIB = 256.0
 MAX_REQUESTS = 8  # per case and double: retries and redirects are bounded
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -54,64 +64,25 @@ CREATE_PATH = r"^/orgs/acme/repos$"  # also the list's path (GET)
 CONTENTS = r"^/repos/acme/app/contents/README\.md$"
 GRAPHQL_PATH = r"^/graphql$"
 
+# `capability execute` of one `github repo view acme/app` step, with a step time limit
+VIEW_CAPABILITY = """---
+name: view
+description: View one repository.
+---
 
-class Drip:
-    """A loopback HTTP server that answers 200 with a long body, one byte every 0.4 s.
+# View
 
-    No single read ever waits long, so only a bound on the whole response ends it;
-    the server gives up (closes) after ``seconds``.
-    """
+Reads one repository.
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
+```runtime
+version: v1
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def __enter__(self) -> Drip:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.sock.close()
-        self.thread.join(5)
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
-        end = time.monotonic() + self.seconds
-        body = json.dumps({"full_name": "acme/app", "padding": "x" * 4000}).encode()
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return
-                data += chunk
-            head = (
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n"
-            ).encode()
-            try:
-                conn.sendall(head)
-                for byte in body:
-                    if time.monotonic() > end or self.stop.is_set():
-                        return
-                    conn.sendall(bytes([byte]))
-                    time.sleep(0.4)
-            except OSError:
-                return
+workflow:
+  - provider: github
+    args: [repo, view, acme/app]
+```
+"""
+EXECUTE_VIEW = ("capability", "execute", "view.md", "--timeout", f"{STEP_LIMIT:g}")
 
 
 @dataclass
@@ -125,6 +96,11 @@ class Case:
     min_seconds: float = 0.0  # a retry after Retry-After must really have waited
     env: dict[str, str] = field(default_factory=dict)
     check: Callable[[dict[str, Any], GitHubDouble, GitHubDouble], str | None] | None = None
+    # the whole command line after --output json, instead of github + args
+    command: tuple[str, ...] | None = None
+    max_seconds: float = HANG_LIMIT  # a run must end sooner than this
+    # run in a process of its own, whose peak RSS must stay under this many MiB
+    max_rss_mib: float | None = None
 
 
 def count(gh: GitHubDouble, other: GitHubDouble, key: str) -> int:
@@ -152,7 +128,7 @@ def reset_time_named(doc: dict[str, Any], gh: GitHubDouble, other: GitHubDouble)
     return None
 
 
-def cases(gh: GitHubDouble, other: GitHubDouble, drip: Drip) -> list[Case]:
+def cases(gh: GitHubDouble, other: GitHubDouble) -> list[Case]:
     elsewhere = other.base_url
     same_server_other_name = f"http://localhost:{gh.port}"
     page_two = f'<{other.base_url}/orgs/acme/repos?page=2>; rel="next"'
@@ -271,13 +247,95 @@ def cases(gh: GitHubDouble, other: GitHubDouble, drip: Drip) -> list[Case]:
             "timed out",
             {"POST " + GRAPHQL_PATH: 1},
         ),
+        # -- trickles: no read waits long, the whole exchange has a deadline -----------------
         Case(
-            "a response that trickles in a byte at a time",
+            "a body that trickles in a byte at a time",
             READ,
-            lambda g, o: None,
+            lambda g, o: g.inject_trickle(REPO, part="body", interval=0.4),
             1,
-            "",
-            env={"GITHUB_API_URL": drip.url, "GITHUB_GRAPHQL_URL": drip.url + "/graphql"},
+            "timed out waiting for 127.0.0.1: GET /repos/acme/app (no complete response within 1 s)",
+            {"GET " + REPO: 1},
+            max_seconds=1 + MARGIN,
+        ),
+        Case(
+            "headers that trickle in a byte a second",
+            READ,
+            lambda g, o: g.inject_trickle(REPO, part="headers", interval=1.0),
+            1,
+            "(no complete response within 1 s)",
+            {"GET " + REPO: 1},
+            max_seconds=1 + MARGIN,
+        ),
+        Case(
+            "trickled headers on POST",
+            CREATE,
+            lambda g, o: g.inject(
+                CREATE_PATH, None, count=None, kind="trickle_headers", method="POST", interval=0.5
+            ),
+            1,
+            "timed out waiting for 127.0.0.1: POST /orgs/acme/repos",
+            {"POST " + CREATE_PATH: 1},
+            max_seconds=1 + MARGIN,
+        ),
+        Case(
+            "trickled headers, --timeout 3 with the request's own 30 s",
+            READ,
+            lambda g, o: g.inject_trickle(REPO, part="headers", interval=0.5),
+            1,
+            "(the step's time limit of 3 s ran out)",
+            {"GET " + REPO: 1},
+            env={"RUNTIME_GITHUB_TIMEOUT": "30"},
+            command=EXECUTE_VIEW,
+            max_seconds=STEP_LIMIT + MARGIN,
+        ),
+        Case(
+            "trickled body, --timeout 3 with the request's own 30 s",
+            READ,
+            lambda g, o: g.inject_trickle(REPO, part="body", interval=0.5),
+            1,
+            "(the step's time limit of 3 s ran out)",
+            {"GET " + REPO: 1},
+            env={"RUNTIME_GITHUB_TIMEOUT": "30"},
+            command=EXECUTE_VIEW,
+            max_seconds=STEP_LIMIT + MARGIN,
+        ),
+        # -- pages without end, and a gzip bomb -----------------------------------------------
+        Case(
+            'Link rel="next" on every page, to a new page each time',
+            LIST,
+            lambda g, o: g.inject_next_link(CREATE_PATH, method="GET"),
+            1,
+            "GET /orgs/acme/repos has more than 5 pages",
+            {"GET " + CREATE_PATH: 5},
+            env={"RUNTIME_GITHUB_MAX_PAGES": "5"},  # 100 by default (tests/integration)
+        ),
+        Case(
+            'Link rel="next" back to a page already read',
+            LIST,
+            lambda g, o: g.inject_next_link(
+                CREATE_PATH, method="GET", location=g.api_url + "/orgs/acme/repos?page=2&sig=s"
+            ),
+            1,
+            "/orgs/acme/repos?page=2&sig=..., a page already read",
+            {"GET " + CREATE_PATH: 2},
+        ),
+        Case(
+            "a gzip bomb on GET (2 MB, 2 GiB decoded)",
+            READ,
+            lambda g, o: g.inject_gzip_bomb(REPO),
+            1,
+            "the response to GET /repos/acme/app is over the 32 MiB limit",
+            {"GET " + REPO: 1},
+            max_rss_mib=RSS_LIMIT_MIB,
+        ),
+        Case(
+            "a gzip bomb on GraphQL",
+            GRAPHQL,
+            lambda g, o: g.inject_gzip_bomb(GRAPHQL_PATH),
+            1,
+            "the response to POST /graphql is over the 32 MiB limit",
+            {"POST " + GRAPHQL_PATH: 1},
+            max_rss_mib=RSS_LIMIT_MIB,
         ),
         # -- broken connections and bodies ----------------------------------------------------
         Case(
@@ -633,6 +691,13 @@ def cross_product(other: GitHubDouble) -> list[Case]:
         "Retry-After: 1": lambda g, p, m: g.inject(
             p, 429, count=None, kind="secondary_rate_limit", method=m, retry_after=1
         ),
+        "trickled headers": lambda g, p, m: g.inject(
+            p, None, count=None, kind="trickle_headers", method=m, interval=0.5
+        ),
+        "trickled body": lambda g, p, m: g.inject(
+            p, None, count=None, kind="trickle_body", method=m, interval=0.5
+        ),
+        "gzip bomb": lambda g, p, m: g.inject(p, None, count=None, kind="gzip_bomb", method=m),
         "307 to another host": lambda g, p, m: g.inject(
             p, 307, count=None, kind="redirect", method=m, location=other.base_url
         ),
@@ -649,14 +714,13 @@ def cross_product(other: GitHubDouble) -> list[Case]:
     ]
 
 
-def test_github_faults_campaign(cli, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_github_faults_campaign(
+    cli, env: dict[str, str], work: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     hangs = retried_writes = leaks = 0
     problems: list[str] = []
-    with (
-        GitHubDouble(token=TOKEN) as gh,
-        GitHubDouble(token=TOKEN) as other,
-        Drip(seconds=HANG_LIMIT + 1) as drip,
-    ):
+    (work / "view.md").write_text(VIEW_CAPABILITY, encoding="utf-8")
+    with GitHubDouble(token=TOKEN) as gh, GitHubDouble(token=TOKEN) as other:
         for double in (gh, other):
             double.add_org("acme")
             double.add_repo("acme", "app", description="the app")
@@ -669,20 +733,33 @@ def test_github_faults_campaign(cli, home: Path, capsys: pytest.CaptureFixture[s
             "RUNTIME_GITHUB_TIMEOUT": "1",
             "RUNTIME_GITHUB_MAX_WAIT": "2",
         }
-        campaign = cases(gh, other, drip) + (cross_product(other) if FULL else [])
+        campaign = cases(gh, other) + (cross_product(other) if FULL else [])
         for number, case in enumerate(campaign):
             for double in (gh, other):
                 double.clear_faults()
                 double.reset_counters()
             case.inject(gh, other)
             args = tuple(a.replace("name=fresh", f"name=fresh-{number}") for a in case.args)
+            command = ("--output", "json", *(case.command or ("github", *args)))
             started = time.monotonic()
-            result = cli("--output", "json", "github", *args, extra_env={**genv, **case.env})
+            if case.max_rss_mib is None:
+                result = cli(*command, extra_env={**genv, **case.env})
+            else:
+                result = run_measured(
+                    [str(RUNTIME_BIN), *command], {**env, **genv, **case.env}, work
+                )
+                if result.peak_mib >= case.max_rss_mib:
+                    problems.append(
+                        f"{case.name}: peak RSS {result.peak_mib:.0f} MiB, "
+                        f"not under {case.max_rss_mib:g} MiB"
+                    )
             took = time.monotonic() - started
             label = f"{case.name} ({' '.join(args[:2])})"
             if took >= HANG_LIMIT:
                 hangs += 1
                 problems.append(f"{label}: took {took:.1f} s (a hang)")
+            elif took >= case.max_seconds:
+                problems.append(f"{label}: took {took:.1f} s, not under {case.max_seconds:g} s")
             requests = [*gh.requests, *other.requests]
             writes: dict[str, int] = {}
             for r in requests:

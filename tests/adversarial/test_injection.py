@@ -553,9 +553,17 @@ def test_an_input_value_never_becomes_an_option(
     cli: Callable[..., Result], work: Path, gh: GitHubDouble
 ) -> None:
     """``repo list ${org}``: ORG is a positional as written; a value shaped like an option
-    (``per_page=1``) stays the organization's name, percent-encoded in the route."""
+    (``per_page=1``) stays the organization's name, percent-encoded in the route. A value
+    no organization can have in a route (``a b``, ``a?x=1``, ``a#f``, ``a/b``) is refused
+    at plan time (exit 2) and nothing is sent."""
     write(work / "list.md", capability(GITHUB_STEPS.format(args='repo, list, "${v}"')))
-    for value in ("per_page=1", "type=all", "--limit=1", "a b", "a?x=1", "a#f", "a/b"):
+    for value in ("a b", "a?x=1", "a#f", "a/b"):
+        gh.reset_counters()
+        result = cli(
+            "capability", "execute", "list.md", "--input", f"v={value}", extra_env=github_env(gh)
+        )
+        assert (result.code, gh.requests) == (2, []), (value, result.stderr)
+    for value in ("per_page=1", "type=all", "--limit=1"):
         gh.reset_counters()
         result = cli(
             "--output",

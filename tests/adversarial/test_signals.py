@@ -314,8 +314,9 @@ def run_case(case: Case, gh: GitHubDouble) -> list[str]:
     # the large append may win the race: then it must be complete, and the signal either
     # came too late (exit 0) or landed in step 2, which must be recorded as such
     finished_first = bool(case.old) and first == ["ok"]
-    if finished_first and proc.returncode == 0:
-        code, status = 0, "ok"
+    if finished_first and proc.returncode in (0, -case.signum):
+        # the run was over and recorded; the signal came during the interpreter's exit
+        code, status = proc.returncode, "ok"
     if proc.returncode != code:
         problems.append(f"{name}: exit {proc.returncode}, not {code}: {output[-600:]}")
     # orphans: nothing with the marker may survive the run (give init a moment to reap)

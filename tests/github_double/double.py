@@ -346,6 +346,8 @@ class GitHubDouble:
         reset_in: int = 60,
         location: str | None = None,
         reset_connection: bool = False,
+        interval: float = 1.0,
+        size: int = 2 * 1024**3,
     ) -> Fault:
         """Add a fault rule for requests whose path matches ``path_regex``.
 
@@ -355,7 +357,19 @@ class GitHubDouble:
         (``delay``, ``truncate``, ``cut_json``, ``malformed_json``).
         """
         if (
-            kind in ("delay", "truncate", "cut_json", "malformed_json", "bad_encoding", "drop")
+            kind
+            in (
+                "delay",
+                "truncate",
+                "cut_json",
+                "malformed_json",
+                "bad_encoding",
+                "drop",
+                "trickle_headers",
+                "trickle_body",
+                "gzip_bomb",
+                "next_link",
+            )
             and status == 500
         ):
             status = None
@@ -372,6 +386,50 @@ class GitHubDouble:
             reset_in=reset_in,
             location=location,
             reset_connection=reset_connection,
+            interval=interval,
+            size=size,
+        )
+
+    def inject_trickle(
+        self,
+        path_regex: str,
+        count: int | None = 1,
+        *,
+        part: Literal["headers", "body"] = "headers",
+        interval: float = 1.0,
+        method: str | None = None,
+    ) -> Fault:
+        """Send the response one byte every ``interval`` seconds: all of it, from the
+        status line on (``part="headers"``), or only its body after the headers. No
+        single read waits long; only a bound on the whole exchange ends it (the double
+        gives up after ``faults.TRICKLE_LIMIT`` seconds, or when the client hangs up)."""
+        kind: FaultKind = "trickle_headers" if part == "headers" else "trickle_body"
+        return self.inject(path_regex, None, count, kind=kind, interval=interval, method=method)
+
+    def inject_gzip_bomb(
+        self,
+        path_regex: str,
+        count: int | None = 1,
+        *,
+        size: int = 2 * 1024**3,
+        method: str | None = None,
+    ) -> Fault:
+        """Answer 200 with ``Content-Encoding: gzip`` and a body (about ``size / 1000``
+        bytes on the wire) that decodes to ``size`` zero bytes: 2 GiB from 2 MB."""
+        return self.inject(path_regex, None, count, kind="gzip_bomb", size=size, method=method)
+
+    def inject_next_link(
+        self,
+        path_regex: str,
+        count: int | None = None,
+        *,
+        location: str | None = None,
+        method: str | None = None,
+    ) -> Fault:
+        """Answer normally, with ``Link: <...>; rel="next"``: to ``location`` (the same page
+        over and over), or else to the same path with ``page`` one higher (pages without end)."""
+        return self.inject(
+            path_regex, None, count, kind="next_link", location=location, method=method
         )
 
     def inject_rate_limit(

@@ -22,12 +22,30 @@ FaultKind = Literal[
     "malformed_json",  # JSON content type with a syntactically invalid body
     "redirect",  # 301/302/307/308 with a Location header
     "bad_encoding",  # Content-Encoding: gzip on a body that is not gzip
+    "trickle_headers",  # the whole response (status line on) one byte every ``interval`` s
+    "trickle_body",  # the headers at once, then the body one byte every ``interval`` s
+    "gzip_bomb",  # 200, Content-Encoding: gzip, a body that decodes to ``size`` zero bytes
+    "next_link",  # the normal response with Link rel="next": ``location``, else page + 1
 ]
 
 #: Kinds that replace the normal response before routing.
-PRE_ROUTE_KINDS = frozenset({"status", "rate_limit", "secondary_rate_limit", "drop", "redirect"})
+PRE_ROUTE_KINDS = frozenset(
+    {"status", "rate_limit", "secondary_rate_limit", "drop", "redirect", "gzip_bomb"}
+)
 #: Kinds that mangle the normal response after routing.
-POST_ROUTE_KINDS = frozenset({"truncate", "cut_json", "malformed_json", "bad_encoding"})
+POST_ROUTE_KINDS = frozenset(
+    {
+        "truncate",
+        "cut_json",
+        "malformed_json",
+        "bad_encoding",
+        "trickle_headers",
+        "trickle_body",
+        "next_link",
+    }
+)
+#: How long a trickle goes on at most (the client is expected to give up long before).
+TRICKLE_LIMIT = 120.0
 
 
 @dataclass
@@ -46,6 +64,10 @@ class Fault:
     reset_in: int = 60
     location: str | None = None
     reset_connection: bool = False
+    #: Seconds between the bytes of a trickle.
+    interval: float = 1.0
+    #: Decoded size of a gzip bomb, in bytes.
+    size: int = 2 * 1024**3
     #: How many requests this rule has been applied to.
     hits: int = 0
 
@@ -83,6 +105,8 @@ class FaultRegistry:
         reset_in: int = 60,
         location: str | None = None,
         reset_connection: bool = False,
+        interval: float = 1.0,
+        size: int = 2 * 1024**3,
     ) -> Fault:
         if kind not in PRE_ROUTE_KINDS | POST_ROUTE_KINDS | {"delay"}:
             raise ValueError(f"unknown fault kind {kind!r}")
@@ -112,6 +136,8 @@ class FaultRegistry:
             reset_in=reset_in,
             location=location,
             reset_connection=reset_connection,
+            interval=interval,
+            size=size,
         )
         with self._lock:
             self._faults.append(fault)
@@ -146,4 +172,8 @@ def _default_status(kind: FaultKind) -> int:
         "truncate": 200,
         "cut_json": 200,
         "malformed_json": 200,
+        "trickle_headers": 200,
+        "trickle_body": 200,
+        "gzip_bomb": 200,
+        "next_link": 200,
     }.get(kind, 500)

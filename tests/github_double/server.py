@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import json
 import secrets
@@ -16,9 +17,9 @@ import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .faults import POST_ROUTE_KINDS, Fault
+from .faults import POST_ROUTE_KINDS, TRICKLE_LIMIT, Fault
 from .http_types import DOCS, ApiError, RecordedRequest, Request, Response, error_body
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class DoubleServer(ThreadingHTTPServer):
         self.ssl_context = ssl_context
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+        #: Set when the double stops: a trickle in progress ends.
+        self.stopping = threading.Event()
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -84,6 +87,7 @@ class DoubleServer(ThreadingHTTPServer):
         super().shutdown_request(request)
 
     def close_open_connections(self) -> None:
+        self.stopping.set()
         with self._open_lock:
             sockets = list(self._open)
         for sock in sockets:
@@ -177,6 +181,14 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(fault.delay)
         if fault is not None and fault.kind == "drop":
             self._drop(fault)
+            return
+        if fault is not None and fault.kind == "gzip_bomb":
+            headers = {
+                "Content-Type": "application/json; charset=utf-8",
+                "Content-Encoding": "gzip",
+                "X-GitHub-Request-Id": request_id,
+            }
+            self._write(Response(200, _gzip_bomb(fault.size), headers))
             return
         if fault is not None and fault.kind in (
             "status",
@@ -335,6 +347,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
     def _write_mangled(self, response: Response, fault: Fault) -> None:
+        if fault.kind in ("trickle_headers", "trickle_body"):
+            self._trickle(response, fault)
+            return
+        if fault.kind == "next_link":
+            target = fault.location or self._next_page()
+            headers = {**response.headers, "Link": f'<{target}>; rel="next"'}
+            self._write(Response(response.status, response.body, headers))
+            return
         body = response.body or b'{"message": "ok"}'
         if fault.kind == "truncate":
             # Promise more bytes than we send, then hang up.
@@ -357,6 +377,63 @@ class _Handler(BaseHTTPRequestHandler):
         headers = dict(response.headers)
         headers["Content-Type"] = "application/json; charset=utf-8"
         self._write(Response(response.status, mangled, headers))
+
+    def _next_page(self) -> str:
+        """This request's URL with ``page`` one higher (1 when it has none)."""
+        split = urlsplit(self.path)
+        query = parse_qsl(split.query, keep_blank_values=True)
+        page = next((int(v) for k, v in query if k == "page" and v.isdigit()), 1)
+        query = [(k, v) for k, v in query if k != "page"] + [("page", str(page + 1))]
+        root = self.server.double._web_root_for(self.headers.get("Host"))
+        return f"{root}{split.path}?{urlencode(query)}"
+
+    def _trickle(self, response: Response, fault: Fault) -> None:
+        """``response`` one byte every ``fault.interval`` seconds (the headers too, for
+        ``trickle_headers``), until it is sent, the client hangs up, or TRICKLE_LIMIT."""
+        self.close_connection = True
+        fields = [f"HTTP/1.1 {response.status} {_phrase(response.status)}"]
+        fields += [f"{name}: {value}" for name, value in response.headers.items()]
+        fields += [f"Content-Length: {len(response.body)}", "Connection: close"]
+        head = ("\r\n".join(fields) + "\r\n\r\n").encode("latin-1")
+        slow = head + response.body
+        if fault.kind == "trickle_body":
+            slow = response.body
+            self.wfile.write(head)
+            self.wfile.flush()
+        end = time.monotonic() + TRICKLE_LIMIT
+        try:
+            for byte in slow:
+                if time.monotonic() > end or self.server.stopping.is_set():
+                    break
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(fault.interval)
+        except OSError:  # the client hung up: what a trickle is waiting for
+            pass
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+@functools.lru_cache(maxsize=2)
+def _gzip_bomb(size: int) -> bytes:
+    """One gzip member that decodes to ``size`` zero bytes (about size / 1000 bytes).
+
+    A MiB of zeros, deflated and followed by a full flush, is a block that stands
+    alone; repeating it costs nothing, where deflating 2 GiB would take seconds.
+    """
+    mib = 1024 * 1024
+    chunk = bytes(mib)
+    whole, rest = divmod(size, mib)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH)
+    tail = deflate.compress(bytes(rest)) + deflate.flush()
+    crc = 0
+    for _ in range(whole):
+        crc = zlib.crc32(chunk, crc)
+    crc = zlib.crc32(bytes(rest), crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # gzip, deflate, no name, no time
+    trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
+    return header + block * whole + tail + trailer
 
 
 def _compress(body: bytes, mode: str) -> bytes:

@@ -1,9 +1,15 @@
-"""What the GitHub client puts on the wire and how it reads what comes back.
+"""What the GitHub client puts on the wire, how it reads what comes back, and its limits.
 
-The client speaks to httpcore directly (bench/, figure 7d); before, it used
-``httpx.Client``. These tests hold it to httpx's behaviour against the loopback
-double: the same requests arrive, compressed bodies are read, a body its
-``Content-Encoding`` does not describe is a clear step failure.
+The client is an ``httpx.Client`` (providers/github/transport.py adds one thing
+to it: a deadline over each whole exchange). These tests hold it to what it
+promises against the loopback double: the requests httpx sends with the
+client's settings, compressed bodies read, undecodable ones a clear step
+failure; and the limits of specs/github.md ("Limits"), each through the real
+CLI: a response trickled a byte at a time ends at the request's total
+deadline (``RUNTIME_GITHUB_TIMEOUT``) or at the step's time limit
+(``--timeout``), whichever comes first; a list stops after 100 pages and at a
+next page it has already read; a gzip bomb stops at 32 MiB decoded, with the
+process's peak RSS under 256 MiB.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +29,9 @@ import pytest
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP
 from runtime import __version__
+from tests.conftest import RUNTIME_BIN
 from tests.github_double import GitHubDouble
+from tests.github_double.peak_rss import run_measured
 
 TOKEN = "ghp_" + "W1r3" * 9
 
@@ -69,7 +78,7 @@ def test_requests_arrive_as_httpx_sent_them(gh: GitHubDouble) -> None:
     ours = _received(gh)
 
     gh.reset_counters()
-    # httpx.Client as the client was configured before it spoke to httpcore
+    # a plain httpx.Client with the client's settings
     with httpx.Client(
         follow_redirects=False,
         trust_env=False,
@@ -161,24 +170,181 @@ sys.stdout.write("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules
 """
 
 
-@pytest.mark.parametrize("args", [("repo", "view", "acme/app"), ("repo", "list", "acme")])
-def test_a_github_step_does_not_import_httpx(
-    gh: GitHubDouble, genv: dict[str, str], tmp_path: Path, args: tuple[str, ...]
-) -> None:
-    """httpx imports click and rich with it (its command line); the client needs neither."""
-    env = {**os.environ, **genv, "RUNTIME_HOME": str(tmp_path / "home")}
+def _modules(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> set[str]:
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, "github", *args],
+        [sys.executable, "-c", PROBE, *args],
         capture_output=True,
         text=True,
         env=env,
+        cwd=cwd,
         timeout=60,
     )
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert report["code"] == 0, out.stderr
-    modules = set(report["modules"])
-    assert "httpcore" in modules  # the request went out
-    assert not {m for m in modules if m.split(".")[0] in ("httpx", "rich", "click")}
+    assert report["code"] == 0, out.stdout + out.stderr
+    return set(report["modules"])
+
+
+def test_httpx_is_imported_only_to_send_requests(
+    gh: GitHubDouble, genv: dict[str, str], tmp_path: Path
+) -> None:
+    """httpx costs ~0.15 s to import (it brings its own command line, click and rich):
+    planning a GitHub step, or asking for the provider's help, sends nothing and never
+    imports it; running the step does."""
+    env = {**os.environ, **genv, "RUNTIME_HOME": str(tmp_path / "home")}
+    (tmp_path / "view.md").write_text(VIEW_CAPABILITY, encoding="utf-8")
+    for args in (("capability", "plan", "view.md"), ("github", "--help")):
+        assert "httpx" not in _modules(args, env, tmp_path), args
+    assert "httpx" in _modules(("github", "repo", "view", "acme/app"), env, tmp_path)
+
+
+# -- limits: time, pages, size ----------------------------------------------------------
+
+VIEW_CAPABILITY = """---
+name: view
+description: View one repository.
+---
+
+# View
+
+Reads one repository.
+
+```runtime
+version: v1
+
+workflow:
+  - provider: github
+    args: [repo, view, acme/app]
+```
+"""
+REPO = r"^/repos/acme/app$"
+MARGIN = 1.5  # seconds a failure may take past its deadline (start-up, a loaded machine)
+
+
+def _step_record(home: Path) -> dict[str, Any]:
+    lines = (home / "audit" / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    steps = [r for r in map(json.loads, lines) if r.get("event") == "step"]
+    assert steps, lines
+    found: dict[str, Any] = steps[-1]
+    return found
+
+
+def _execute(
+    cli_proc: Any, work: Path, genv: dict[str, str], step_limit: str, **extra: str
+) -> tuple[float, Any]:
+    """``runtime capability execute`` of one `github repo view` step, and how long it took."""
+    (work / "view.md").write_text(VIEW_CAPABILITY, encoding="utf-8")
+    started = time.monotonic()
+    result = cli_proc(
+        *("--output", "json", "capability", "execute", "view.md", "--timeout", step_limit),
+        extra_env={**genv, **extra},
+        timeout=30,
+    )
+    return time.monotonic() - started, result
+
+
+def test_trickled_headers_end_at_the_request_deadline(
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str], work: Path, home: Path
+) -> None:
+    """Issue 18, item 7: headers at a byte a second, RUNTIME_GITHUB_TIMEOUT=2 and
+    --timeout 5 (it ran past 40 s): the request's 2 s are a total, not a bound on each
+    read. The step fails (exit 1) with its audit record."""
+    gh.inject_trickle(REPO, part="headers", interval=1.0)
+    took, result = _execute(cli_proc, work, genv, "5", RUNTIME_GITHUB_TIMEOUT="2")
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.json()["steps"][0]["error"]
+    assert "timed out waiting for 127.0.0.1: GET /repos/acme/app" in error
+    assert "no complete response within 2 s" in error
+    assert 2 <= took < 2 + MARGIN, took
+    record = _step_record(home)
+    assert record["status"] == "failed" and "no complete response within 2 s" in record["error"]
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_a_trickle_ends_at_the_step_time_limit(
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str], work: Path, home: Path, part: str
+) -> None:
+    """With the request's own 30 s, the step's --timeout 3 ends the request, headers or
+    body, however slowly they trickle in; the audit log records the failed step."""
+    gh.inject_trickle(REPO, part=part, interval=0.3)  # type: ignore[arg-type]
+    took, result = _execute(cli_proc, work, genv, "3")
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.json()["steps"][0]["error"]
+    assert "timed out waiting for 127.0.0.1: GET /repos/acme/app" in error
+    assert "the step's time limit of 3 s ran out" in error
+    assert 3 <= took < 3 + MARGIN, took
+    record = _step_record(home)
+    assert record["status"] == "failed" and "time limit of 3 s" in record["error"]
+    assert record["duration_ms"] < (3 + MARGIN) * 1000
+
+
+def test_a_rate_limit_wait_past_the_step_limit_fails_at_once(
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str], work: Path
+) -> None:
+    """Retry-After: 10 is within RUNTIME_GITHUB_MAX_WAIT (60 s), not within --timeout 3."""
+    gh.inject_secondary_rate_limit(REPO, count=None, retry_after=10)
+    took, result = _execute(cli_proc, work, genv, "3")
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.json()["steps"][0]["error"]
+    assert "429 rate limited: GET /repos/acme/app" in error
+    assert "waiting would pass the step's time limit of 3 s" in error
+    assert took < 3 and len(gh.requests) == 1
+
+
+def test_endless_next_links_stop_after_100_pages(
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str]
+) -> None:
+    """Issue 18, item 8a: a new Link rel="next" on every page (it looped forever)."""
+    gh.inject_next_link(r"^/orgs/acme/repos$")
+    result = cli_proc("--output", "json", "github", "repo", "list", "acme", extra_env=genv)
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.json()["steps"][0]["error"]
+    assert "GET /orgs/acme/repos has more than 100 pages" in error
+    assert len(gh.requests) == 100
+    # limit= stops before, and RUNTIME_GITHUB_MAX_PAGES sets another bound
+    gh.reset_counters()
+    limited = cli_proc("github", "repo", "list", "acme", "per_page=1", "limit=3", extra_env=genv)
+    assert limited.code == 0, limited.stdout + limited.stderr
+    assert len(gh.requests) == 3
+    gh.reset_counters()
+    fewer = cli_proc(
+        "github", "repo", "list", "acme", extra_env={**genv, "RUNTIME_GITHUB_MAX_PAGES": "3"}
+    )
+    assert fewer.code == 1 and "more than 3 pages" in fewer.stdout + fewer.stderr
+    assert len(gh.requests) == 3
+
+
+def test_a_repeated_next_url_fails_naming_it(
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str]
+) -> None:
+    """A next page already read ends the list. The URL shown keeps its query's names,
+    not their values (a signed link carries a secret), page and per_page excepted."""
+    secret = "s3cr3t-signature"
+    loop = f"{gh.api_url}/orgs/acme/repos?page=2&signature={secret}"
+    gh.inject_next_link(r"^/orgs/acme/repos$", location=loop)
+    result = cli_proc("--output", "json", "github", "repo", "list", "acme", extra_env=genv)
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.json()["steps"][0]["error"]
+    assert f"is {gh.api_url}/orgs/acme/repos?page=2&signature=..., a page already read" in error
+    assert secret not in result.stdout + result.stderr
+    assert len(gh.requests) == 2
+
+
+def test_a_gzip_bomb_fails_with_memory_bounded(
+    gh: GitHubDouble, genv: dict[str, str], env: dict[str, str], work: Path
+) -> None:
+    """A 2 MB gzip body that decodes to 2 GiB (issue 18: 4.2 GB of memory): reading stops
+    past 32 MiB decoded, and the process's peak RSS stays under 256 MiB (about 200 MiB
+    measured: httpx decodes a 64 KiB network read at once, up to ~66 MiB of zeros)."""
+    gh.inject_gzip_bomb(REPO)
+    measured = run_measured(
+        [str(RUNTIME_BIN), "--output", "json", "github", "repo", "view", "acme/app"],
+        {**env, **genv},
+        work,
+    )
+    assert measured.code == 1, measured.stdout + measured.stderr
+    error = json.loads(measured.stdout)["steps"][0]["error"]
+    assert "the response to GET /repos/acme/app is over the 32 MiB limit" in error
+    assert measured.peak_mib < 256, f"peak RSS {measured.peak_mib:.0f} MiB"
 
 
 @pytest.mark.parametrize(
