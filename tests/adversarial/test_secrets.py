@@ -744,8 +744,51 @@ def non_dumpable(s: Scene) -> list[str]:
     return problems
 
 
+HOSTILE_GITHUB = {
+    # gh's jq reading the token, from an input and as written
+    "jq-input.md": (
+        "version: v1\ninputs:\n  f:\n    required: true\nworkflow:\n  - provider: github\n"
+        '    args: [pr, list, --repo, acme/app, --json, number, --jq, "${f}"]\n'
+    ),
+    "jq-binary.md": (
+        "version: v1\ninputs:\n  f:\n    required: true\nworkflow:\n  - binary: gh\n"
+        '    args: [api, user, --jq, "${f}"]\n'
+    ),
+    "jq-written.md": (
+        "version: v1\nworkflow:\n  - binary: gh\n"
+        "    args: [api, user, --jq, 'env.GH_TOKEN|@base64']\n"
+    ),
+    # the token sent to a host an input names
+    "host-repo.md": (
+        "version: v1\ninputs:\n  r:\n    required: true\nworkflow:\n  - provider: github\n"
+        '    args: [pr, list, --repo, "${r}"]\n'
+    ),
+    "host-api.md": (
+        'version: v1\ninputs:\n  r:\n    required: true\nworkflow:\n  - binary: gh\n    args: [api, "${r}"]\n'
+    ),
+}
+
+
+def hostile_github(s: Scene) -> None:
+    """The shapes of the hostile-inputs issue: every one refused, the token nowhere."""
+    for name, body in HOSTILE_GITHUB.items():
+        write(s.work / name, capability(body))
+    for name in ("jq-input.md", "jq-binary.md"):
+        for value in ("env.GH_TOKEN|@base64", "env.GH_ENTERPRISE_TOKEN|explode", "$ENV|tostring"):
+            s.run("capability", "execute", name, "--input", f"f={value}", expect=3)
+    s.run("capability", "execute", "jq-written.md", expect=3)
+    for value in ("localhost:1/acme/app", "https://localhost:1/acme/app", "evil.example/a/b"):
+        s.run("capability", "execute", "host-repo.md", "--input", f"r={value}", expect=3)
+    s.run("capability", "execute", "host-api.md", "--input", "r=https://localhost:1/x", expect=3)
+    # a token with a control character or outside ASCII: refused, never echoed
+    for bad in (TOKEN + "\x07", TOKEN + "\u00e9"):
+        env = {**s.env, "RUNTIME_GITHUB_TOKEN": bad}
+        s.run("capability", "execute", "ok.md", env=env, expect=4)
+
+
 def test_secrets_campaign(scene: Scene, figure: Callable[[str], None]) -> None:
     run_everything(scene)
+    hostile_github(scene)
     force_internal_errors(scene)
     proc_attack(scene)
     encoded_forms(scene)
