@@ -53,7 +53,7 @@ bench: $(VENV)/.installed-test npm
 
 # policies/default.json: the default policy parsed (a test fails when it is stale).
 policy-json: $(VENV)/.installed
-	$(BIN)/python -c "from runtime.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
+	$(BIN)/python -c "from runtime.plan.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
 
 # providers/github/routes.json: the REST routes GitHub documents, from the installed
 # @octokit/openapi (api.github.com and the newest GHES; a test fails when it is stale).

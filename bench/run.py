@@ -370,7 +370,7 @@ for _ in range(int(sys.argv[1])):
     subprocess.run(["true"], check=True)
 """
 # The reference of figure 6 starts `true` the way the runtime starts a step's program on
-# this machine: under bubblewrap, with the command line and environment runtime.launch
+# this machine: under bubblewrap, with the command line and environment runtime.execute.launch
 # builds (where confinement is missing, the same setpriv wrapper or none). The bare loop
 # above stays in the notes: the difference is what confinement costs a step.
 STARTED_LOOP = """\
@@ -383,7 +383,7 @@ for _ in range(int(sys.argv[1])):
 
 def started_true(cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """How the runtime starts `true` for a step run from ``cwd`` (its argv and environment)."""
-    from runtime.launch import for_run
+    from runtime.execute.launch import for_run
     from runtime.workspace import Workspace
 
     launcher = for_run(Workspace(environ=env, cwd=cwd))

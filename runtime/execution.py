@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.launch import Launcher
-    from runtime.network import NetworkRule
-    from runtime.policy import Policy
-    from runtime.process import ProcessResult
+    from runtime.execute.launch import Launcher
+    from runtime.execute.process import ProcessResult
+    from runtime.plan.network import NetworkRule
+    from runtime.plan.policy import Policy
     from runtime.redact import Redactor
     from runtime.services import Services
 
@@ -79,9 +79,9 @@ class StepEnvironment:
         confined where the system allows it (no network under ``network: none``), in a
         process group of its own, bounded in time and memory, its output streamed redacted.
         ``scratch`` is a folder from ``self.launcher.scratch``. Raises
-        :class:`runtime.process.ProcessStartError` if it cannot start."""
-        from runtime.launch import children, reap_orphans
-        from runtime.process import run_process
+        :class:`runtime.execute.process.ProcessStartError` if it cannot start."""
+        from runtime.execute.launch import children, reap_orphans
+        from runtime.execute.process import run_process
 
         launcher = self.launcher
         network = self.network is None or self.network.kind != "none"

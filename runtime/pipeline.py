@@ -13,9 +13,10 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.catalog import Target, resolve_one
-from runtime.document import Document
-from runtime.engine import Reporter, RunResult, execute_plan
+from runtime.document.catalog import Target, resolve_one
+from runtime.document.loader import Document
+from runtime.document.model import Arg, Capability, Step
+from runtime.document.validate import Validation, validate_file
 from runtime.errors import (
     InvalidCapability,
     MissingCapability,
@@ -23,15 +24,14 @@ from runtime.errors import (
     RuntimeFailure,
     UsageError,
 )
-from runtime.model import Arg, Capability, Step
-from runtime.network import NetworkRule
-from runtime.plan import Plan, build_plan
+from runtime.execute.engine import Reporter, RunResult, execute_plan
+from runtime.plan.build import Plan, build_plan
+from runtime.plan.network import NetworkRule
+from runtime.plan.substitute import check_inputs, check_sizes
 from runtime.problems import Problem
 from runtime.provider import bind, match_operation
 from runtime.redact import Redactor
 from runtime.services import Services
-from runtime.substitute import check_inputs, check_sizes
-from runtime.validate import Validation, validate_file
 from runtime.workspace import Workspace
 
 
@@ -189,7 +189,7 @@ def preflight_gate(prepared: Prepared, strict: bool) -> Any:
     Exit 4 when only credentials are missing, else 5 (missing capability). Nothing has run.
     """
     from runtime.errors import MissingCredential
-    from runtime.preflight import run_preflight
+    from runtime.preflight.checks import run_preflight
 
     ws = prepared.services.workspace
     report = run_preflight(ws, prepared.services, prepared.plan, prepared.inputs, strict=strict)
@@ -214,8 +214,8 @@ def preflight_gate(prepared: Prepared, strict: bool) -> Any:
 def execute(
     prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str
 ) -> RunResult:
-    from runtime.audit import AuditError, AuditLog
-    from runtime.launch import protect_process
+    from runtime.execute.audit import AuditError, AuditLog
+    from runtime.execute.launch import protect_process
 
     ws = prepared.services.workspace
     protect_process()
@@ -289,7 +289,7 @@ def record_refusal(
     ws: Workspace, prepared: Prepared | None, run_id: str, reason: str, status: str
 ) -> None:
     """A refused run leaves one audit record too (best effort: the refusal itself is the answer)."""
-    from runtime.audit import AuditError, AuditLog
+    from runtime.execute.audit import AuditError, AuditLog
 
     redactor = prepared.redactor if prepared else Redactor()
     try:

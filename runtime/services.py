@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
-    from runtime.auth import AuthEngine
-    from runtime.context import ContextStore
-    from runtime.launch import Launcher
+    from runtime.execute.launch import Launcher
+    from runtime.home.auth import AuthEngine
+    from runtime.home.contexts import ContextStore
     from runtime.workspace import Workspace
 
 
@@ -30,14 +30,14 @@ class Services:
 
     @cached_property
     def auth(self) -> AuthEngine:
-        from runtime.auth import AuthEngine
+        from runtime.home.auth import AuthEngine
 
         return AuthEngine(self.workspace, self.redactor)
 
     @cached_property
     def launcher(self) -> Launcher:
         """How this run starts programs (probed once: bubblewrap confines, or not here)."""
-        from runtime.launch import become_subreaper, for_run
+        from runtime.execute.launch import become_subreaper, for_run
 
         launcher = for_run(self.workspace)
         if not launcher.confined and become_subreaper():
@@ -46,7 +46,7 @@ class Services:
 
     @cached_property
     def contexts(self) -> ContextStore:
-        from runtime.context import ContextStore
+        from runtime.home.contexts import ContextStore
 
         return ContextStore(self.workspace.home)
 

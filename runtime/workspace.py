@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from runtime.config import Config, capability_sources, load_config
-from runtime.home import Home, home_path
-from runtime.policy import Policy, load_policy
-from runtime.registry import Registry, load_registry
+from runtime.home.config import Config, capability_sources, load_config
+from runtime.home.layout import Home, home_path
+from runtime.home.registry import Registry, load_registry
+from runtime.plan.policy import Policy, load_policy
 
 
 @dataclass

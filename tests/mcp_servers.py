@@ -1,4 +1,4 @@
-"""MCP servers on loopback for the tests of :mod:`runtime.mcp_client`.
+"""MCP servers on loopback for the tests of :mod:`runtime.preflight.mcp`.
 
 :func:`real_mcp_server` runs the official ``mcp`` SDK's FastMCP server (named
 ``MCPServer`` from mcp 2 on) with the Streamable HTTP transport under uvicorn,

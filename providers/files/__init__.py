@@ -12,7 +12,7 @@ from runtime.provider import BoundCall, Operation, Positional
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
-    from runtime.plan import Inspection
+    from runtime.plan.build import Inspection
     from runtime.workspace import Workspace
 
 OPERATIONS: tuple[Operation, ...] = (

@@ -55,11 +55,11 @@ from providers.files.confine import (
 )
 from runtime.errors import PolicyRefusal
 from runtime.execution import StepError, StepOutcome
-from runtime.policy import Decision, Policy
+from runtime.plan.policy import Decision, Policy
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment
-    from runtime.plan import Inspection
+    from runtime.plan.build import Inspection
     from runtime.provider import BoundCall, Operation
     from runtime.workspace import Workspace
 
@@ -132,7 +132,7 @@ def _temp_names(env: StepEnvironment, cache: dict[str, Any] | None) -> TempNames
 
 def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any) -> Inspection:
     """The paths a call will touch, or a refusal; looks only (no file is opened)."""
-    from runtime.plan import Inspection
+    from runtime.plan.build import Inspection
 
     word = operation.words[0]
     if word not in _ACCESS:
@@ -180,7 +180,7 @@ def guard(
         if home is not None:
             protected = Protected.of(home.root, ws.policy_file, cwd)
         else:
-            from runtime.home import home_path
+            from runtime.home.layout import home_path
 
             explicit = environ.get("RUNTIME_POLICY_FILE")
             policy_file = Path(explicit).expanduser() if explicit else None
@@ -308,7 +308,7 @@ class TempNames:
     @property
     def key(self) -> bytes:
         if self._key is None:
-            from runtime.home import temporaries_key
+            from runtime.home.layout import temporaries_key
 
             key = temporaries_key(self._home) if self._home is not None else None
             if key is None:

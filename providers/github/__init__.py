@@ -23,7 +23,7 @@ from runtime.provider import (
 
 if TYPE_CHECKING:
     from runtime.execution import StepEnvironment, StepOutcome
-    from runtime.plan import Inspection
+    from runtime.plan.build import Inspection
     from runtime.workspace import Workspace
 
 _PAGING = (

@@ -42,7 +42,7 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 from providers.github.endpoints import Endpoints
 from runtime import __version__
 from runtime.execution import StepError
-from runtime.network import split_url
+from runtime.plan.network import split_url
 
 if TYPE_CHECKING:
     import httpx

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import SplitResult, urlsplit
 
-from runtime.auth import host_of_api_url
 from runtime.execution import StepError
-from runtime.network import setting_url
+from runtime.home.auth import host_of_api_url
+from runtime.plan.network import setting_url
 
 DEFAULT_HOST = "github.com"
 

@@ -18,9 +18,9 @@ import shutil
 
 from providers.github.endpoints import Endpoints
 from runtime.errors import PolicyRefusal
+from runtime.execute.process import ProcessStartError
 from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.policy import run_matches
-from runtime.process import ProcessStartError
+from runtime.plan.policy import run_matches
 from runtime.provider import BoundCall, Operation
 
 

@@ -11,7 +11,7 @@ from urllib.parse import quote as _quote
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP, build_body, dumps
 from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.plan import Inspection
+from runtime.plan.build import Inspection
 from runtime.provider import BoundCall, Operation
 
 REPO_SUMMARY_QUERY = """query RepoSummary($owner: String!, $name: String!) {
@@ -428,7 +428,7 @@ def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> In
     try:
         endpoints = run_endpoints(ws.environ, services)
     except StepError as exc:
-        from runtime.policy import Decision
+        from runtime.plan.policy import Decision
 
         inspection.decision = Decision(False, "github endpoints", exc.message)
         return inspection
@@ -464,7 +464,7 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
         problems, route, note = routes.check_api(call)
         inspection.problems.extend(problems)
         if route is not None:
-            from runtime.plan import ApiRoute
+            from runtime.plan.build import ApiRoute
 
             method = call.positionals["METHOD"].upper()
             inspection.route = ApiRoute(method, route.path, route.operation_id)

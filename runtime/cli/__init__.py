@@ -68,7 +68,7 @@ class LazyGroup(TyperGroup):
     """The root group: imports a command's module only when that command runs."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        from runtime.registry import provider_names
+        from runtime.home.registry import provider_names
 
         return [*COMMANDS, *(n for n in provider_names() if n not in COMMANDS)]
 
@@ -82,7 +82,7 @@ class LazyGroup(TyperGroup):
             module_name, _, attr = target.partition(":")
             sub = getattr(importlib.import_module(module_name), attr)
         else:
-            from runtime.registry import provider_names
+            from runtime.home.registry import provider_names
 
             if cmd_name not in provider_names():
                 return None
@@ -95,7 +95,7 @@ class LazyGroup(TyperGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The command list from the table, without importing every command's module."""
-        from runtime.registry import provider_names
+        from runtime.home.registry import provider_names
 
         rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
         rows += [
@@ -167,7 +167,7 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
     Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
     """
     from runtime.errors import UsageError
-    from runtime.home import refresh
+    from runtime.home.layout import refresh
 
     try:
         return refresh(ws.home, verify=verify)

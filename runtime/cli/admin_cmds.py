@@ -91,7 +91,7 @@ def policy_check_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    from runtime.plan import build_plan
+    from runtime.plan.build import build_plan
     from runtime.redact import Redactor
     from runtime.services import Services
 
@@ -128,7 +128,7 @@ def audit_tail_cmd(
     """Show the last N audit records."""
     from collections import deque
 
-    from runtime.audit import read_records, run_states
+    from runtime.execute.audit import read_records, run_states
 
     ws = workspace()
     ensure_home(ws)
@@ -144,8 +144,8 @@ def audit_show_cmd(
     run_id: str = typer.Argument(..., help="A run id (from execute's output)."),
 ) -> None:
     """Show every audit record of one run."""
-    from runtime.audit import read_records, run_states
     from runtime.errors import NotFound
+    from runtime.execute.audit import read_records, run_states
 
     ws = workspace()
     ensure_home(ws)

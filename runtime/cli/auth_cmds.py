@@ -55,7 +55,7 @@ def _session(provider: str, host: str | None) -> tuple[Any, Any, str]:
 
 def _read_stdin() -> str:
     """What was piped on stdin, as text; bytes that are not UTF-8 are a clear refusal."""
-    from runtime.auth import InvalidCredential
+    from runtime.home.auth import InvalidCredential
 
     try:
         return sys.stdin.read()
@@ -69,7 +69,7 @@ def _read_stdin() -> str:
 
 def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:
     from runtime.execution import StepError
-    from runtime.registry import load_registry
+    from runtime.home.registry import load_registry
 
     provider = load_registry().get("github")
     check = getattr(provider, "check_token", None)
@@ -96,7 +96,7 @@ def login_cmd(
     ),
 ) -> None:
     """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
-    from runtime.auth import KeyringUnavailable, clean_token
+    from runtime.home.auth import KeyringUnavailable, clean_token
 
     ws, services, host = _session(provider, host)
     auth = services.auth
@@ -240,7 +240,7 @@ def logout_cmd(
     ),
 ) -> None:
     """Remove the token from the OS keyring."""
-    from runtime.auth import KeyringUnavailable
+    from runtime.home.auth import KeyringUnavailable
 
     ws, services, host = _session(provider, host)
     try:

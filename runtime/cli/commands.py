@@ -84,8 +84,8 @@ def validate_cmd(
     ),
 ) -> None:
     """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
-    from runtime.catalog import resolve_many
-    from runtime.validate import validate_file
+    from runtime.document.catalog import resolve_many
+    from runtime.document.validate import validate_file
 
     if format not in ("text", "plain", "github"):
         from runtime.errors import UsageError
@@ -161,8 +161,8 @@ def validate_cmd(
 
 
 def _load_capability(path: Path, display: str) -> Any:
-    from runtime.document import load_document
-    from runtime.grammar import check_capability
+    from runtime.document.grammar import check_capability
+    from runtime.document.loader import load_document
 
     cap, problems = check_capability(load_document(path, display))
     return cap, problems
@@ -171,7 +171,7 @@ def _load_capability(path: Path, display: str) -> Any:
 @capability_app.command("list")
 def list_cmd() -> None:
     """List capabilities found through the capability sources."""
-    from runtime.catalog import list_sources
+    from runtime.document.catalog import list_sources
 
     ws = workspace()
     ensure_home(ws)
@@ -222,7 +222,7 @@ def show_cmd(
     ),
 ) -> None:
     """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
-    from runtime.catalog import resolve_one
+    from runtime.document.catalog import resolve_one
     from runtime.provider import match_operation
 
     ws = workspace()
@@ -298,12 +298,13 @@ def show_cmd(
 
 def _requirements(ws: Any, cap: Any, problems: list[Any]) -> list[dict[str, Any]]:
     """Declared and inferred requirements, not checked (inputs are not known here)."""
-    from runtime.plan import build_plan
-    from runtime.preflight import typed_requirements
+    from runtime.document.requirements import declared
+    from runtime.document.validate import check_steps
+    from runtime.plan.build import build_plan
+    from runtime.preflight.checks import typed_requirements
+    from runtime.preflight.inferred import inferred
     from runtime.redact import Redactor
-    from runtime.requirements import declared, inferred
     from runtime.services import Services
-    from runtime.validate import check_steps
 
     if any(p.is_error for p in [*problems, *check_steps(cap, ws.registry, ws.policy)]):
         return []
@@ -317,7 +318,7 @@ def dependents_cmd(
     name: str = typer.Argument(..., help="Capability name.", autocompletion=capability_names),
 ) -> None:
     """List capabilities whose Lineage section names NAME."""
-    from runtime.catalog import list_sources
+    from runtime.document.catalog import list_sources
 
     ws = workspace()
     ensure_home(ws)
@@ -354,8 +355,8 @@ def new_cmd(
     """Write a commented starting capability that validates as written. Never overwrites."""
     import re
 
+    from runtime.document.scaffold import render
     from runtime.errors import UsageError
-    from runtime.scaffold import render
 
     ws = workspace()
     ensure_home(ws)
@@ -399,7 +400,7 @@ def spec_cmd(
     name = f"{provider}.md" if provider else "capability-spec.md"
     path = ws.home.specs_dir / name
     if not path.is_file():
-        from runtime.home import refresh
+        from runtime.home.layout import refresh
 
         refresh(ws.home, verify=True)  # a runtime-owned file went missing: repair Home
     if not path.is_file():

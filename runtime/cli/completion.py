@@ -22,7 +22,7 @@ def _workspace() -> Any:
 
 def capability_names(ctx: typer.Context, incomplete: str) -> list[str]:
     try:
-        from runtime.catalog import list_sources
+        from runtime.document.catalog import list_sources
 
         names = sorted({e.name for e in list_sources(_workspace().sources).entries})
     except Exception:
@@ -72,9 +72,9 @@ def input_names(ctx: typer.Context, incomplete: str) -> list[str]:
         target = words[2] if len(words) >= 3 else None
         if not target:
             return []
-        from runtime.catalog import resolve_one
-        from runtime.document import load_document
-        from runtime.grammar import check_capability
+        from runtime.document.catalog import resolve_one
+        from runtime.document.grammar import check_capability
+        from runtime.document.loader import load_document
 
         ws = _workspace()
         found = resolve_one(str(target), ws.sources, ws.cwd)
@@ -91,7 +91,7 @@ def operation_words(provider_name: str) -> Any:
 
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:
         try:
-            from runtime.registry import load_registry
+            from runtime.home.registry import load_registry
 
             provider = load_registry().get(provider_name)
             if provider is None:
@@ -112,7 +112,7 @@ def operation_words(provider_name: str) -> Any:
 
 def context_names(ctx: typer.Context, incomplete: str) -> list[str]:
     try:
-        from runtime.context import ContextStore
+        from runtime.home.contexts import ContextStore
 
         names = ContextStore(_workspace().home).names()
     except Exception:

@@ -21,7 +21,7 @@ def _check(name: str, status: str, detail: str, fix: str | None = None) -> dict[
 
 def _home(ws: Any) -> list[dict[str, Any]]:
     from runtime import __version__
-    from runtime.home import MANIFEST, VERSION_FILE
+    from runtime.home.layout import MANIFEST, VERSION_FILE
 
     root = ws.home.root
     fix = "run `runtime bootstrap`"
@@ -96,7 +96,7 @@ def _keyring() -> dict[str, Any]:
 
 
 def _gh(ws: Any) -> dict[str, Any]:
-    from runtime.process import ProcessStartError, run_process
+    from runtime.execute.process import ProcessStartError, run_process
 
     path = shutil.which("gh", path=ws.path)
     if path is None:
@@ -150,7 +150,7 @@ def _binaries(ws: Any) -> list[dict[str, Any]]:
 def _confinement(ws: Any) -> dict[str, Any]:
     """Whether binary steps (and gh) run OS-confined here: said plainly either way."""
     from runtime.errors import RuntimeFailure
-    from runtime.launch import for_run
+    from runtime.execute.launch import for_run
 
     try:
         launcher = for_run(ws)

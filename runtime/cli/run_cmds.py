@@ -184,7 +184,7 @@ def _signals_as_exceptions() -> Iterator[None]:
 
 def plan_preflight(prepared: Any) -> Any:
     """The preflight a plan shows: offline and without version probes (plan starts no process)."""
-    from runtime.preflight import run_preflight
+    from runtime.preflight.checks import run_preflight
 
     if not prepared.capability.document.text:  # a direct one-step call has no requirements
         return None
@@ -267,7 +267,7 @@ def _plan_exit(plan: Any) -> int:
 def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
     from pathlib import Path
 
-    from runtime.substitute import parse_input_pairs
+    from runtime.plan.substitute import parse_input_pairs
 
     return parse_input_pairs(pairs or [], Path.cwd())
 
@@ -302,7 +302,7 @@ def show_plan(prepared: Any, command: str) -> int:
 def run_prepared(
     ws: Any, prepared: Any, timeout: float | None, *, preflight: bool = False, strict: bool = False
 ) -> int:
-    from runtime.audit import new_run_id
+    from runtime.execute.audit import new_run_id
     from runtime.pipeline import execute, gate, preflight_gate, record_refusal
 
     run_id = new_run_id(ws.clock)
@@ -477,7 +477,7 @@ def preflight_cmd(
 ) -> None:
     """Check every requirement (declared and inferred): resolution and readiness. Runs no step."""
     from runtime.pipeline import prepare
-    from runtime.preflight import run_preflight
+    from runtime.preflight.checks import run_preflight
 
     ws = workspace()
     ensure_home(ws)

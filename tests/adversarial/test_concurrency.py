@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-import runtime.policy as policy_module
+import runtime.plan.policy as policy_module
 from runtime import __version__
-from runtime.home import _shipped_files
-from runtime.resources import default_policy_file
+from runtime.home.layout import _shipped_files
+from runtime.home.resources import default_policy_file
 from tests.conftest import REPO, RUNTIME_BIN, capability, write
 from tests.memory_keyring import SELECTOR
 

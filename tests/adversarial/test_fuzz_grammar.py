@@ -1,8 +1,8 @@
 """Grammar fuzzing: random, mutated and pathological capability documents.
 
 Every document goes through the stations the CLI uses, in process
-(:func:`runtime.document.parse_document`, :func:`runtime.grammar.check_capability`,
-:func:`runtime.validate.check_steps`), and a sample also through the real
+(:func:`runtime.document.loader.parse_document`, :func:`runtime.document.grammar.check_capability`,
+:func:`runtime.document.validate.check_steps`), and a sample also through the real
 entry point (``runtime --output json capability validate FILE``). The
 contract checked for each one:
 
@@ -43,12 +43,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.document import MAX_BYTES, parse_document
-from runtime.grammar import check_capability
-from runtime.policy import load_policy
+from runtime.document.grammar import check_capability
+from runtime.document.loader import MAX_BYTES, parse_document
+from runtime.document.validate import check_steps
+from runtime.home.registry import load_registry
+from runtime.plan.policy import load_policy
 from runtime.problems import Problem, has_errors, sorted_problems
-from runtime.registry import load_registry
-from runtime.validate import check_steps
 from tests.adversarial.conftest import FULL, sized
 from tests.conftest import EXAMPLES, Result, check_schema
 
@@ -918,7 +918,7 @@ def test_a_maximal_yaml_block_validates_within_the_time_bound(name: str) -> None
     up to the node budget; "many duplicate keys" is one error per line. Both
     are measured at the block's size limit, not projected.
     """
-    from runtime.document import MAX_BLOCK_BYTES
+    from runtime.document.loader import MAX_BLOCK_BYTES
 
     data = dict(big_documents(MAX_BLOCK_BYTES))[name]
     got = measure_in_child(data, 120.0)

@@ -718,8 +718,8 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     # the shipped YAML's sha256, and check that nothing reads it.
     import hashlib
 
-    from runtime.policy import default_policy_data
-    from runtime.resources import default_policy_file
+    from runtime.home.resources import default_policy_file
+    from runtime.plan.policy import default_policy_data
 
     data = default_policy_data()
     data["denied_operations"] = []

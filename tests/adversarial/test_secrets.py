@@ -68,7 +68,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from runtime.auth import keyring_service
+from runtime.home.auth import keyring_service
 from tests.adversarial.conftest import FULL, dump_binary, fake_binary, user_policy
 from tests.conftest import RUNTIME_BIN, Result, capability, require_tool, write
 from tests.github_double import GitHubDouble
@@ -528,7 +528,7 @@ def force_internal_errors(s: Scene) -> None:
     """
     import providers.github.client as client
     import runtime.pipeline as pipeline
-    from runtime.auth import AuthEngine
+    from runtime.home.auth import AuthEngine
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"boom with {TOKEN} and {FORMS['base64']}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime import sandbox
+from runtime.execute import sandbox
 from tests.conftest import Result, capability, confinement_lines, require_tool, write
 
 

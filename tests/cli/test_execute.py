@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from runtime import sandbox
+from runtime.execute import sandbox
 from tests.conftest import EXAMPLES, RUNTIME_BIN, capability, check_schema, write
 
 
@@ -568,16 +568,16 @@ def test_steps_run_with_the_start_of_run_heap_frozen_and_it_is_unfrozen_after(
 ) -> None:
     import gc
 
-    import runtime.engine
+    import runtime.execute.engine
 
     during: list[int] = []
-    run_step = runtime.engine._run_step
+    run_step = runtime.execute.engine._run_step
 
     def counting(*args: object, **kwargs: object) -> object:
         during.append(gc.get_freeze_count())
         return run_step(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runtime.engine, "_run_step", counting)
+    monkeypatch.setattr(runtime.execute.engine, "_run_step", counting)
     before = gc.get_freeze_count()
     result = execute_notes(cli)
     assert result.code == 0, result.stdout + result.stderr
@@ -589,11 +589,11 @@ def test_each_provider_step_is_matched_and_bound_once_per_run(
     cli, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # validation matches and binds every provider step; the plan takes what it found
-    import runtime.plan
-    import runtime.validate
+    import runtime.document.validate
+    import runtime.plan.build
 
     calls: list[str] = []
-    for module in (runtime.validate, runtime.plan):
+    for module in (runtime.document.validate, runtime.plan.build):
         for name in ("match_operation", "bind"):
             original = getattr(module, name)
 

@@ -83,7 +83,7 @@ HOME_ATTACKS = [
 def test_home_inside_the_working_folder_is_never_written(
     cli: Callable[..., Any], user: Path
 ) -> None:
-    from runtime.home import home_path
+    from runtime.home.layout import home_path
 
     home = user / ".local" / "share" / "runtime"
     populate(cli, home, user)
@@ -249,7 +249,7 @@ def test_execution_checks_again_without_the_plan(
 ) -> None:
     """Defence in depth: with the plan-time check gone, the step itself still refuses."""
     from providers.files import ops
-    from runtime.plan import Inspection
+    from runtime.plan.build import Inspection
 
     monkeypatch.setattr(ops, "inspect", lambda *args: Inspection())
     write(work / ".git" / "config", "[core]\n")

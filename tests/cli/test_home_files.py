@@ -108,7 +108,7 @@ def test_bootstrap_removes_what_a_killed_refresh_left(
     child = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from runtime import home\n"
+        "from runtime.home import layout as home\n"
         "os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)\n"
         "home.refresh(home.Home(Path(sys.argv[1])), verify=True)\n"
     )

@@ -28,10 +28,10 @@ HEAVY = (
     "strictyaml",
     "providers",
     "importlib.metadata",
-    "runtime.policy",
-    "runtime.plan",
-    "runtime.engine",
-    "runtime.process",
+    "runtime.plan.policy",
+    "runtime.plan.build",
+    "runtime.execute.engine",
+    "runtime.execute.process",
     "packaging",
 )
 

@@ -1,8 +1,8 @@
 """Coverage-guided fuzzing of the capability grammar with atheris (libFuzzer).
 
 The same in-process path as ``runtime capability validate``:
-:func:`runtime.document.parse_document`, :func:`runtime.grammar.check_capability`
-and :func:`runtime.validate.check_steps`. The expected outcome of every input
+:func:`runtime.document.loader.parse_document`, :func:`runtime.document.grammar.check_capability`
+and :func:`runtime.document.validate.check_steps`. The expected outcome of every input
 is a verdict (problems, possibly none), each problem at line >= 1 and
 column >= 1. Anything else -- any exception, or a problem without a position
 -- is a crash: libFuzzer stops and writes the input to ``crash-<sha1>``.
@@ -33,12 +33,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 with atheris.instrument_imports():
-    from runtime.document import parse_document
-    from runtime.grammar import check_capability
-    from runtime.validate import check_steps
+    from runtime.document.grammar import check_capability
+    from runtime.document.loader import parse_document
+    from runtime.document.validate import check_steps
 
-from runtime.policy import load_policy  # noqa: E402 - after the instrumented imports
-from runtime.registry import load_registry  # noqa: E402
+from runtime.home.registry import load_registry  # noqa: E402
+from runtime.plan.policy import load_policy  # noqa: E402 - after the instrumented imports
 
 REGISTRY = load_registry()
 POLICY = load_policy(None)

@@ -1,4 +1,4 @@
-"""Hardened git (runtime.githarden) against the real git.
+"""Hardened git (runtime.execute.githarden) against the real git.
 
 Every test that covers a program-running setting goes through :func:`demonstrate`,
 which proves four things in order, each with a fresh repository:
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.githarden import HARDENING, git_environment, read_identity
+from runtime.execute.githarden import HARDENING, git_environment, read_identity
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.integration

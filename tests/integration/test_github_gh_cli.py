@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from runtime.policy import load_policy
+from runtime.plan.policy import load_policy
 from tests.conftest import (
     Result,
     capability,

@@ -1,6 +1,6 @@
 """The Auth Engine and the OS keyring: in memory, and a real Secret Service.
 
-Unit tests drive :class:`runtime.auth.AuthEngine` with the in-memory backend
+Unit tests drive :class:`runtime.home.auth.AuthEngine` with the in-memory backend
 from :mod:`tests.memory_keyring` (and with backends that fail).
 
 The integration tests run the real ``runtime`` CLI against a real
@@ -62,9 +62,9 @@ import keyring.core
 import pytest
 from keyring.backends import fail
 
-from runtime.auth import DEFAULT_HOST, AuthEngine, KeyringUnavailable, keyring_service
 from runtime.errors import MissingCredential
 from runtime.exitcodes import ExitCode
+from runtime.home.auth import DEFAULT_HOST, AuthEngine, KeyringUnavailable, keyring_service
 from runtime.redact import REDACTED, Redactor
 from runtime.workspace import Workspace
 from tests.conftest import Result, require_tool

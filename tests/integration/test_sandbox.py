@@ -1,4 +1,4 @@
-"""runtime.sandbox against the real kernel and the real bwrap.
+"""runtime.execute.sandbox against the real kernel and the real bwrap.
 
 Each test runs a real program through ``subprocess.run(command(...))`` and
 proves one property of the confinement; each fails when the flag giving that
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.sandbox import Confinement, command, private_tmp, probe
+from runtime.execute.sandbox import Confinement, command, private_tmp, probe
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.integration
@@ -386,7 +386,7 @@ def test_a_run_stopped_at_once_leaves_nothing_running(bwrap: str, root: Path) ->
     is still ended: it stays in the process group the runtime ends, also in the moment
     before bwrap has set up --die-with-parent inside (its init ignores SIGTERM from outside,
     SIGKILL follows). With --new-session it escaped in about one try of five."""
-    from runtime.process import run_process
+    from runtime.execute.process import run_process
 
     marker = f"300.{os.getpid()}7"
     argv = command(bwrap, ["/usr/bin/sleep", marker], spec(root, read_paths=(root,)))

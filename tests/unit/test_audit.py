@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.audit import AuditLog, _Stamps, read_records
+from runtime.execute.audit import AuditLog, _Stamps, read_records
 from runtime.redact import REDACTED, Redactor
 
 
@@ -91,7 +91,7 @@ _JSON_VALUES = st.recursive(
 @given(st.dictionaries(st.text(max_size=12), _JSON_VALUES, max_size=6))
 def test_records_are_encoded_as_json_encoder_encodes_them(record: dict[str, object]) -> None:
     # the audit log makes its C encoder once; its text must stay JSONEncoder.encode's
-    from runtime.audit import _encode
+    from runtime.execute.audit import _encode
 
     assert _encode(record) == json.JSONEncoder(check_circular=False).encode(record)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime.binaries import child_environment
+from runtime.execute.binaries import child_environment
 from runtime.execution import StepEnvironment
-from runtime.policy import Policy
+from runtime.plan.policy import Policy
 from runtime.redact import Redactor
 from runtime.services import Services
 

@@ -1,4 +1,4 @@
-"""Tests for runtime.fences, driven by the CommonMark specification's examples.
+"""Tests for runtime.document.fences, driven by the CommonMark specification's examples.
 
 ``tests/data/commonmark/fenced_code_blocks.json`` holds the examples of the
 "Fenced code blocks" section of the CommonMark spec, as shipped by the npm
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 # allows imports after a sys.path change).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runtime import fences
-from runtime.fences import FencedBlock, find_fenced_blocks
+from runtime.document import fences
+from runtime.document.fences import FencedBlock, find_fenced_blocks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_FILE = REPO_ROOT / "tests" / "data" / "commonmark" / "fenced_code_blocks.json"

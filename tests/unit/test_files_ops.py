@@ -1,7 +1,7 @@
 """Tests for the files provider: operations and path confinement.
 
 They call :func:`providers.files.ops.execute` and ``inspect`` directly with a
-real :class:`runtime.policy.Policy` whose roots point into ``tmp_path``.
+real :class:`runtime.plan.policy.Policy` whose roots point into ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from providers.files import ops as files_ops
 from providers.files.confine import Confined, confine, open_parent
 from runtime.errors import PolicyRefusal
 from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.policy import Policy, load_policy
+from runtime.plan.policy import Policy, load_policy
 from runtime.provider import BoundCall
 from runtime.redact import Redactor
 

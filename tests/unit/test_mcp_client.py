@@ -1,4 +1,4 @@
-"""Tests for runtime.mcp_client: read-only MCP discovery over Streamable HTTP.
+"""Tests for runtime.preflight.mcp: read-only MCP discovery over Streamable HTTP.
 
 A real server built with the official ``mcp`` SDK checks interoperability; the
 stdlib doubles of ``tests/mcp_servers.py`` check the bounds (pages, bytes, one
@@ -21,7 +21,7 @@ import pytest
 # allows imports after a sys.path change).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runtime.mcp_client import Discovery, _SseParser, discover, sanitize_url
+from runtime.preflight.mcp import Discovery, _SseParser, discover, sanitize_url
 from tests.mcp_servers import (
     SECRET,
     SESSION_ID,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from providers.files import OPERATIONS as FILES
 from providers.github import OPERATIONS as GITHUB
-from runtime.grammar import REFERENCE, references
+from runtime.document.grammar import REFERENCE, references
 from runtime.provider import Operation, match_operation
 
 WORDS = ["repo", "view", "list", "pr", "issue", "api", "read", "write", "x", ""]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from runtime.policy import default_policy_data, parse_policy_text
-from runtime.resources import default_policy_file
+from runtime.home.resources import default_policy_file
+from runtime.plan.policy import default_policy_data, parse_policy_text
 
 
 def test_default_json_matches_the_yaml() -> None:

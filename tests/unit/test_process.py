@@ -1,4 +1,4 @@
-"""Tests for runtime.process: running one external program safely.
+"""Tests for runtime.execute.process: running one external program safely.
 
 The programs under test are ``/bin/sh -c`` scripts or ``python -c`` snippets;
 the module itself never uses a shell.
@@ -25,8 +25,8 @@ import pytest
 # allows imports after a sys.path change).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runtime import process as process_module
-from runtime.process import ProcessResult, ProcessStartError, omission_marker, run_process
+from runtime.execute import process as process_module
+from runtime.execute.process import ProcessResult, ProcessStartError, omission_marker, run_process
 
 SH = "/bin/sh"
 PY = sys.executable

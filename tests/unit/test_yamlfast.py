@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from runtime import yamlfast, yamltree
-from runtime.document import load_document
+from runtime.document import yamlfast, yamltree
+from runtime.document.loader import load_document
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 @cache
 def data_dir(name: str) -> Path:
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # runtime/
     installed = package / "_data" / name
     if installed.is_dir():
         return installed

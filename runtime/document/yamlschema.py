@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from runtime.document.yamltree import Node, YamlError, parse
 from runtime.problems import Problem
-from runtime.yamltree import Node, YamlError, parse
 
 Shape = Any
 

@@ -18,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runtime.network import NetworkRule
-from runtime.plan import Plan
-from runtime.requirements import Requirement, _sanitize, declared, inferred
+from runtime.document.requirements import Requirement, _sanitize, declared
+from runtime.plan.build import Plan
+from runtime.plan.network import NetworkRule
+from runtime.preflight.inferred import inferred
 from runtime.tls import CertificateSetupError
 from runtime.workspace import Workspace
 
@@ -149,8 +150,8 @@ def run_preflight(
 
 
 def typed_requirements(cap: Any) -> list[Requirement]:
-    """Declared typed requirements (``metadata.runtime.requirements``)."""
-    from runtime.typed_requirements import collect
+    """Declared typed requirements (``metadata.runtime.document.requirements``)."""
+    from runtime.document.typed_requirements import collect
 
     return collect(cap)
 
@@ -165,7 +166,7 @@ def _duplicates(report: Report, typed: list[Requirement]) -> None:
                 f"duplicate-id:{rid}",
                 "duplicateId",
                 {"id": rid},
-                source="metadata.runtime.requirements",
+                source="metadata.runtime.document.requirements",
             )
             report.checks.append(
                 Check(
@@ -213,7 +214,7 @@ def _which(name: str, ctx: Context) -> str | None:
 
 def probe_version(path: str, ctx: Context) -> str | None:
     """``PATH --version``, bounded in time and output; the first dotted number it prints."""
-    from runtime.process import ProcessStartError, run_process
+    from runtime.execute.process import ProcessStartError, run_process
 
     env = {k: ctx.ws.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL") if k in ctx.ws.environ}
     try:
@@ -234,7 +235,7 @@ def probe_version(path: str, ctx: Context) -> str | None:
 
 
 def check_runtime(req: Requirement, ctx: Context) -> Check:
-    from runtime.grammar import parse_runtime_constraint
+    from runtime.document.grammar import parse_runtime_constraint
 
     constraint = req.target["constraint"]
     parsed = parse_runtime_constraint(constraint)
@@ -669,8 +670,8 @@ def check_input(req: Requirement, ctx: Context) -> Check:
 
 
 def check_object_ref(req: Requirement, ctx: Context) -> Check:
-    from runtime.catalog import resolve_name
-    from runtime.context import ContextStore
+    from runtime.document.catalog import resolve_name
+    from runtime.home.contexts import ContextStore
 
     kind, name = req.target["kind"], req.target["name"]
     note = (
@@ -771,7 +772,7 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
     shown = sanitize_url(url)
     if not ctx.live:
         return Check(req, TRUE, UNKNOWN, f"MCP server {shown} is checked only with --live")
-    from runtime.mcp_client import discover
+    from runtime.preflight.mcp import discover
 
     stamp = _stamp(ctx)
     kind = {"mcpServer": "server", "mcpTool": "tools", "mcpResource": "resources"}[req.type]
@@ -807,7 +808,7 @@ def _launcher(ctx: Context) -> Any:
     """The run's launcher; without probing (plan) only whether bwrap is on PATH."""
     if ctx.probe and ctx.services is not None:
         return ctx.services.launcher
-    from runtime.launch import for_run
+    from runtime.execute.launch import for_run
 
     return for_run(ctx.ws, probe=False)
 

@@ -1,11 +1,11 @@
-"""The typed model of a capability, produced by :mod:`runtime.grammar`."""
+"""The typed model of a capability, produced by :mod:`runtime.document.grammar`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from runtime.document import Document, LineageEntry
+from runtime.document.loader import Document, LineageEntry
 
 
 class Arg(NamedTuple):

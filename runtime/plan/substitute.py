@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from runtime.document.grammar import REFERENCE
+from runtime.document.model import Capability
 from runtime.errors import UsageError
-from runtime.grammar import REFERENCE
-from runtime.model import Capability
 
 MAX_INPUT_FILE = 1024 * 1024
 # What substitution may make of a capability's args, in characters: per step, and for the

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.document import load_document
-from runtime.grammar import check_capability, references
-from runtime.model import Capability, Step
-from runtime.policy import NEVER_BINARIES, Policy
+from runtime.document.grammar import check_capability, references
+from runtime.document.loader import load_document
+from runtime.document.model import Capability, Step
+from runtime.home.registry import Registry
+from runtime.plan.policy import NEVER_BINARIES, Policy
 from runtime.problems import Problem, has_errors, sorted_problems
 from runtime.provider import Binding, Operation, bind, match_operation
-from runtime.registry import Registry
 
 # step index -> the operation a provider step names and how its args bind to it
 Resolved = dict[int, tuple[Operation, Binding]]

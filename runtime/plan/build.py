@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from runtime.binary_call import gh_targets, input_misuses
+from runtime.document.grammar import REFERENCE
+from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
-from runtime.grammar import REFERENCE
-from runtime.model import Capability, Step
-from runtime.policy import Decision
+from runtime.plan.binary import gh_targets, input_misuses
+from runtime.plan.policy import Decision
+from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
     Binding,
@@ -29,7 +30,6 @@ from runtime.provider import (
     resolve_call,
 )
 from runtime.redact import Redactor
-from runtime.substitute import substitute
 from runtime.workspace import Workspace
 
 

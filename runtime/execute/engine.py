@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, Protocol, TypeVar
 
-from runtime.audit import AuditError, AuditLog
 from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
+from runtime.execute.audit import AuditError, AuditLog
 from runtime.execution import StepEnvironment, StepError, StepOutcome, Terminated
 from runtime.exitcodes import ExitCode
-from runtime.network import NetworkRule
-from runtime.plan import Plan, PlannedStep
+from runtime.plan.build import Plan, PlannedStep
+from runtime.plan.network import NetworkRule
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
 
@@ -268,7 +268,7 @@ def _run_step(
 
     try:
         if planned.binary is not None:
-            from runtime.binaries import run_binary
+            from runtime.execute.binaries import run_binary
 
             assert planned.binary_path is not None
             outcome = run_binary(

@@ -30,7 +30,7 @@ class Registry:
 
 @cache
 def load_registry() -> Registry:
-    from runtime.entrypoints import entry_points
+    from runtime.home.entrypoints import entry_points
 
     registry = Registry()
     for ep in entry_points(GROUP):
@@ -51,6 +51,6 @@ def load_registry() -> Registry:
 
 def provider_names() -> list[str]:
     """Names of registered providers without importing them (for help output)."""
-    from runtime.entrypoints import entry_points
+    from runtime.home.entrypoints import entry_points
 
     return sorted({ep.name for ep in entry_points(GROUP)})

@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from runtime.document import Document, Frontmatter
-from runtime.fences import FencedBlock
-from runtime.model import Arg, Capability, InputDecl, Step
+from runtime.document.fences import FencedBlock
+from runtime.document.loader import Document, Frontmatter
+from runtime.document.model import Arg, Capability, InputDecl, Step
+from runtime.document.yamltree import Node, YamlError, parse
 from runtime.problems import Problem
-from runtime.yamltree import Node, YamlError, parse
 
 SUPPORTED_VERSIONS = ("v1",)
 TOP_KEYS = ("version", "inputs", "workflow")
@@ -447,7 +447,7 @@ def _check_frontmatter(doc: Document, fm: Frontmatter, cap: Capability) -> list[
                 )
         typed = ours.get("requirements")
         if typed is not None:
-            from runtime.typed_requirements import check_node
+            from runtime.document.typed_requirements import check_node
 
             check_node(checker, typed, cap)
     return checker.problems

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from runtime.fences import FencedBlock, find_fenced_blocks
+from runtime.document.fences import FencedBlock, find_fenced_blocks
 from runtime.problems import Problem
 
 MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md

@@ -6,10 +6,10 @@ Flow style (``args: [read, ./a.txt]``) is enabled deliberately, because the
 grammar reference uses it. strictyaml's schema validators are not used: they
 deep-copy the document for each node they locate (quadratic in size) and stop
 at the first error, so the closed grammar is checked on this tree by
-:mod:`runtime.grammar`, which reports every problem with its position.
+:mod:`runtime.document.grammar`, which reports every problem with its position.
 
 Documents written in the plain subset capabilities mostly use are composed
-by :mod:`runtime.yamlfast` into the identical tree (tested against this
+by :mod:`runtime.document.yamlfast` into the identical tree (tested against this
 loader); anything outside that subset, and every error, is strictyaml's.
 """
 
@@ -145,10 +145,10 @@ def _loader_class() -> Any:
 def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
     """Parse one YAML document. Raises :class:`YamlError` on a syntax error.
 
-    The common plain subset is composed by :mod:`runtime.yamlfast`; everything
+    The common plain subset is composed by :mod:`runtime.document.yamlfast`; everything
     else (errors included) is parsed by strictyaml.
     """
-    from runtime import yamlfast
+    from runtime.document import yamlfast
 
     fast = yamlfast.compose(text)
     if fast is not None:

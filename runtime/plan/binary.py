@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from runtime.grammar import REFERENCE
+from runtime.document.grammar import REFERENCE
 
 
 class InputMisuse(NamedTuple):

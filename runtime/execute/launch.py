@@ -1,6 +1,6 @@
 """How the engine starts a step's program: confined where the system allows it.
 
-One :class:`Launcher` per run. With bubblewrap usable (:mod:`runtime.sandbox`)
+One :class:`Launcher` per run. With bubblewrap usable (:mod:`runtime.execute.sandbox`)
 every program a step starts -- an allow-listed binary, or gh for a provider
 operation -- runs confined: it reads only the policy's system paths and
 roots, writes only its write roots and a private temporary folder
@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime import sandbox
+from runtime.execute import sandbox
 
 if TYPE_CHECKING:
     from runtime.workspace import Workspace

@@ -35,7 +35,7 @@ def host_of_api_url(url: str) -> str:
     unclosed IPv6 bracket, a port out of range) or that carries a user or
     password is a failure naming it (a host is never ``user:password@host``).
     """
-    from runtime.network import setting_url
+    from runtime.plan.network import setting_url
 
     try:
         parts = setting_url(url, "GITHUB_API_URL")
@@ -265,7 +265,7 @@ class AuthEngine:
 
     def default_host(self) -> str:
         """The GitHub host of the active context, else config.yaml's github_host, else github.com."""
-        from runtime.context import ContextStore
+        from runtime.home.contexts import ContextStore
 
         active = ContextStore(self.ws.home).active()
         if active is not None and active.get("github_host"):

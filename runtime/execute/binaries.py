@@ -2,7 +2,7 @@
 
 The program gets the policy's allow-listed variables and only the
 credentials mapped to it; git also gets the hardened configuration of
-:mod:`runtime.githarden` (no system or global config but the user's
+:mod:`runtime.execute.githarden` (no system or global config but the user's
 identity, no program started by repository configuration, hooks off unless
 the policy turns them on). It runs as :meth:`StepEnvironment.run_program`
 runs every program: confined where the system allows it.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from runtime.execute.process import ProcessStartError
 from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.process import ProcessStartError
 
 
 def child_environment(
@@ -49,8 +49,8 @@ def _is_git(binary: str, path: str) -> bool:
 
 def git_environment(env: StepEnvironment, git: str) -> dict[str, str]:
     """The hardened git configuration for this run (the identity is read once per run)."""
-    from runtime.githarden import git_environment as hardened
-    from runtime.githarden import read_identity
+    from runtime.execute.githarden import git_environment as hardened
+    from runtime.execute.githarden import read_identity
 
     cache = env.services.cache
     found: dict[str, str] | None = cache.get("git-environment")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.errors import InvalidPolicy
-from runtime.home import Home
+from runtime.home.layout import Home
 
 CONFIG_SCHEMA = {
     "capability_sources": ("list", "str"),
@@ -29,7 +29,7 @@ def load_config(home: Home) -> Config:
     path = home.config_file
     if not path.exists():
         return Config()
-    from runtime.yamlschema import load
+    from runtime.document.yamlschema import load
 
     try:
         text = path.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Declared typed requirements: ``metadata.runtime.requirements`` in the frontmatter.
+"""Declared typed requirements: ``metadata.runtime.document.requirements`` in the frontmatter.
 
 Nine types, each with a fixed target shape (no other fields allowed):
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runtime.requirements import TYPED_SOURCE, Requirement
-from runtime.yamltree import Node
+from runtime.document.requirements import TYPED_SOURCE, Requirement
+from runtime.document.yamltree import Node
 
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 ENV = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -59,12 +59,12 @@ def _http_url(text: str) -> bool:
 
 
 def check_node(checker: Any, node: Node, cap: Any) -> None:
-    """Validate ``metadata.runtime.requirements`` with positions; store the entries on ``cap``."""
+    """Validate ``metadata.runtime.document.requirements`` with positions; store the entries on ``cap``."""
     if node.kind != "seq":
         checker.error(
             node,
             "requirement-shape",
-            "'metadata.runtime.requirements' must be a list of requirements",
+            "'metadata.runtime.document.requirements' must be a list of requirements",
         )
         return
     for index, item in enumerate(node.items, start=1):

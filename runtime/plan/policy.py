@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from runtime.binary_call import (
+from runtime.errors import InvalidPolicy
+from runtime.plan.binary import (
     Subcommand,
     find_subcommand,
     gh_api_call,
@@ -33,7 +34,6 @@ from runtime.binary_call import (
     literal_option_uses,
     option_values,
 )
-from runtime.errors import InvalidPolicy
 from runtime.problems import Problem
 
 NEVER_BINARIES = frozenset({"runtime"})
@@ -342,7 +342,7 @@ POLICY_KEYS = tuple(POLICY_SCHEMA)
 
 def parse_policy_text(text: str, label: str) -> dict[str, Any]:
     """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems."""
-    from runtime.yamlschema import load
+    from runtime.document.yamlschema import load
 
     data, problems = load(text, label, POLICY_SCHEMA, "policy")
     if problems:
@@ -437,7 +437,7 @@ def default_policy_data() -> dict[str, Any]:
     import hashlib
     import json
 
-    from runtime.resources import default_policy_file
+    from runtime.home.resources import default_policy_file
 
     yaml_file = default_policy_file()
     raw = yaml_file.read_bytes()
@@ -457,7 +457,7 @@ def default_policy_json() -> str:
     import hashlib
     import json
 
-    from runtime.resources import default_policy_file
+    from runtime.home.resources import default_policy_file
 
     raw = default_policy_file().read_bytes()
     doc = {

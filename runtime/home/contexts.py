@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.errors import UsageError
-from runtime.home import Home, atomic_write
+from runtime.home.layout import Home, atomic_write
 
 CONTEXT_KEYS = ("github_host", "organization")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: '$' would allow a newline

@@ -103,7 +103,7 @@ def _sha256(path: Path) -> str:
 
 
 def _shipped_files() -> dict[str, Path]:
-    from runtime.resources import specs_dir
+    from runtime.home.resources import specs_dir
 
     root = specs_dir()
     files: dict[str, Path] = {}

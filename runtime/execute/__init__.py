@@ -1,0 +1,1 @@
+"""Execution: the engine loop, processes and the sandbox, binaries, hardened git, the audit log."""

@@ -1,0 +1,1 @@
+"""Planning and policy: substitution, binding as authored, the policy, the plan."""

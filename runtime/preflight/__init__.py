@@ -1,0 +1,1 @@
+"""Preflight: requirements, declared and inferred, and their checks."""
