@@ -278,7 +278,7 @@ def register_credentials(prepared: Prepared) -> None:
         if planned.credential is None:
             continue
         auth = auth or prepared.services.auth
-        host = planned.inspection.credential_host or auth.default_host()
+        host = planned.inspection.credential_host or auth.default_host(planned.credential)
         try:
             auth.lookup(planned.credential, host)  # registers what it finds
         except RuntimeFailure:

@@ -1,22 +1,41 @@
-"""The provider interface: operations declared as data, and how args bind to them.
+"""The provider interface: everything a provider may use, and nothing else.
 
-A provider publishes a tuple of :class:`Operation`. Help output, validation,
-planning, policy and preflight all read that one table. Binding an
-operation's args happens on the args *as authored* (before substitution), so
-an input value can never change which argument is an option and which is a
-positional: structure belongs to the author, values to the inputs.
+A provider is a package and an entry point (group ``runtime.providers``); it
+imports this module, the standard library and its own dependencies only (an
+import contract holds it). What is here, in the order a step meets it:
+
+* operations declared as data (:class:`Operation`): their words, form,
+  effect, transport, credential, context defaults. Help output, validation,
+  planning, policy and preflight all read that one table. Binding an
+  operation's args happens on the args *as authored* (before substitution),
+  so an input value can never change which argument is an option and which
+  is a positional: structure belongs to the author, values to the inputs
+  (:func:`bind`, :class:`BoundCall`, :class:`Piece`);
+* what a provider says of a call before it runs (:class:`Inspection`, a
+  :class:`Decision`), and what it may ask of the run (:class:`RunContext`);
+* what a step gets to run (:class:`StepEnvironment`) and gives back
+  (:class:`StepOutcome`, or one of the step errors);
+* what a provider declares besides its operations (:class:`CredentialKind`,
+  :class:`Setting`) and the :class:`Provider` protocol itself, whose optional
+  hooks have defaults in :class:`ProviderBase`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from runtime.execution import StepEnvironment, StepOutcome
+from runtime.errors import MissingCapability as MissingCapability
+from runtime.errors import MissingCredential as MissingCredential
+from runtime.errors import PolicyRefusal as PolicyRefusal
+from runtime.errors import Terminated as Terminated
 
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]
@@ -154,18 +173,6 @@ class Binding:
     positionals: dict[str, int] = field(default_factory=dict)
     options: list[tuple[str, int]] = field(default_factory=list)  # (key, arg index)
     passthrough: list[int] = field(default_factory=list)
-
-
-class Provider(Protocol):
-    """What the engine needs from a provider. Found through entry points."""
-
-    name: str
-    summary: str
-    operations: tuple[Operation, ...]
-
-    def execute(
-        self, operation: Operation, call: BoundCall, env: StepEnvironment
-    ) -> StepOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -356,3 +363,457 @@ def resolve_call(
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- what a provider says of a call before it runs -------------------------------------------
+
+
+class Decision(NamedTuple):
+    """A policy decision: allowed or not, and the rule that decided."""
+
+    allowed: bool
+    rule: str  # which rule decided, e.g. "allowed_binaries: git (default)"
+    reason: str = ""
+    hint: str = ""  # what a refused author can do instead
+
+    def to_json(self) -> dict[str, Any]:
+        return {"allowed": self.allowed, "rule": self.rule, "reason": self.reason}
+
+
+class ApiRoute(NamedTuple):
+    """A documented API operation: method, path template and its OpenAPI operationId."""
+
+    method: str
+    path: str
+    operation_id: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"method": self.method, "path": self.path, "operation_id": self.operation_id}
+
+
+@dataclass
+class Inspection:
+    """What a provider says about a call before it runs (no side effects)."""
+
+    # a refusal beyond the generic rules (e.g. a path outside the roots)
+    decision: Decision | None = None
+    notes: list[str] = field(default_factory=list)  # e.g. "ORG from context 'work': acme"
+    hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
+    credential_host: str | None = None
+    # args the call cannot take as resolved (an input value that would change a REST
+    # route): invalid inputs, refused at plan time with exit 2 at the arg's position
+    problems: list[BindingProblem] = field(default_factory=list)
+    # the documented API operation the call is sent to, when the provider knows it
+    route: ApiRoute | None = None
+
+
+# -- what a provider may ask of the run --------------------------------------------------------
+
+Access = Literal["read", "write"]
+T = TypeVar("T")
+
+
+class Roots(NamedTuple):
+    paths: list[Path]  # real paths
+    source: str  # where the policy took them from ("default", a file)
+
+
+class ProtectedPaths(NamedTuple):
+    """Real paths a step never writes, whatever the roots say."""
+
+    home: str  # Runtime Home: the audit log, the policy, contexts, configuration
+    policy_file: str | None  # the user's policy file, wherever it lies
+
+
+class Setting(NamedTuple):
+    """A value a provider declared (``github_host``), and where it came from."""
+
+    value: str
+    origin: str  # "context 'work'", "config.yaml"
+    context: str | None = None  # the active context's name, when it came from one
+
+
+class SecretFilter(Protocol):
+    def add(self, secret: str | None) -> None: ...
+    def text(self, value: str) -> str: ...
+
+
+class ProgramResult(NamedTuple):
+    """What a program a step ran did (its output bounded to a head and a tail)."""
+
+    exit_code: int | None  # None when it was killed by the time limit
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    truncated: bool
+    timed_out: bool
+    duration: float
+
+
+class RunContext(Protocol):
+    """What a provider may ask of the run, at plan time and when a step runs.
+
+    Nothing here has a side effect but :meth:`run_program` (and the state and
+    credentials a provider asks for, which the run keeps and closes).
+    """
+
+    @property
+    def cwd(self) -> Path: ...
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+    @property
+    def redactor(self) -> SecretFilter: ...
+
+    def roots(self, access: Access) -> Roots:
+        """The policy's read or write roots, resolved from the working directory."""
+        ...
+
+    def protected_paths(self) -> ProtectedPaths:
+        """Real paths a step never writes (resolved afresh at each call: a step may have
+        put a link where one was)."""
+        ...
+
+    def home_key(self, purpose: str) -> bytes | None:
+        """A secret of this Runtime Home for ``purpose`` (made once), or None if Home
+        cannot hold one."""
+        ...
+
+    def setting(self, key: str) -> Setting | None:
+        """A value the provider declared: from the active Runtime Context, else config.yaml."""
+        ...
+
+    def credential(self, name: str, host: str) -> str:
+        """The credential ``name`` for ``host`` (registered with the redactor); raises
+        :class:`MissingCredential` when it cannot be resolved."""
+        ...
+
+    def default_host(self, credential: str) -> str:
+        """The host the credential ``name`` is for when nothing names another."""
+        ...
+
+    def state(self, make: Callable[[], T]) -> T:
+        """This run's object made by ``make`` (made once per run; one per factory)."""
+        ...
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Call ``closer`` when the run ends (close a client)."""
+        ...
+
+    def check_host(self, host: str) -> None:
+        """Raise :class:`MissingCapability` when the capability's network rule forbids
+        ``host``; providers ask before every connection."""
+        ...
+
+    def program_environment(self) -> dict[str, str]:
+        """The environment every program a step runs starts from: the policy's
+        allow-listed variables, nothing else."""
+        ...
+
+    def scratch(self, name: str) -> contextlib.AbstractContextManager[str]:
+        """A folder of the program's own for one start (a config folder): pass it to
+        :meth:`run_program` as ``scratch``."""
+        ...
+
+    def run_program(
+        self,
+        argv: list[str],
+        environ: Mapping[str, str],
+        *,
+        timeout: float,
+        on_output: Callable[[str, str], None],
+        scratch: str | None = None,
+    ) -> ProgramResult:
+        """Run ``argv`` (argv[0] absolute) as the engine runs every program: confined
+        where the system allows it, in a process group of its own, bounded in time and
+        memory, its output streamed redacted. Raises :class:`StepError` if it cannot
+        start."""
+        ...
+
+
+# -- what a step gets, and gives back ----------------------------------------------------
+
+
+class StepError(Exception):
+    """A step failed; the message is shown to the user as is (no secrets in it)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        exit_code: int | None = None,
+        http_status: int | None = None,
+        data: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.exit_code = exit_code
+        self.http_status = http_status
+        self.data = data
+
+
+@dataclass
+class StepEnvironment:
+    """Everything a step may use: the run, and this step's time and output."""
+
+    run: RunContext
+    timeout: float
+    # Called with chunks of a step's own output while it runs (text mode streams it).
+    on_output: Callable[[str, str], None] = field(default=lambda stream, text: None)
+    step_index: int = 0
+    # When the step started (time.monotonic()); ``timeout`` after it, its time is up.
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def cwd(self) -> Path:
+        return self.run.cwd
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self.run.environ
+
+    @property
+    def redactor(self) -> SecretFilter:
+        return self.run.redactor
+
+    @property
+    def deadline(self) -> float:
+        """When the step's time limit runs out (``time.monotonic()``): providers hold their
+        own work (requests, retries, waits) to it, as programs are held to ``timeout``."""
+        return self.started + self.timeout
+
+    def check_host(self, host: str) -> None:
+        self.run.check_host(host)
+
+    def run_program(
+        self, argv: list[str], environ: Mapping[str, str], scratch: str | None = None
+    ) -> ProgramResult:
+        """:meth:`RunContext.run_program` with this step's time limit and output."""
+        return self.run.run_program(
+            argv, environ, timeout=self.timeout, on_output=self.on_output, scratch=scratch
+        )
+
+
+@dataclass
+class StepOutcome:
+    ok: bool
+    output: str = ""  # human-readable output of the step
+    data: Any = None  # structured output (JSON-able)
+    exit_code: int | None = None  # a binary's (or gh's) exit code
+    http_status: int | None = None  # the last HTTP status of a REST/GraphQL step
+    error: str | None = None
+    hint: str | None = None
+    output_bytes: int | None = None  # total bytes a process printed (output may be a head and tail)
+    truncated: bool = False
+    streamed: bool = False  # the output already reached the terminal while the step ran
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+# -- URLs set by users --------------------------------------------------------------------
+
+
+def split_url(url: str) -> Any:
+    """``urlsplit(url)``, with the port checked too (:class:`ValueError` when unreadable).
+
+    ``urlsplit`` refuses an unclosed IPv6 bracket at once but a port that is
+    not a number in 0-65535 only when ``.port`` is read, which code asking for
+    the host or the origin later does.
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    _ = parts.port
+    return parts
+
+
+def setting_url(url: str, variable: str) -> Any:
+    """A URL set in ``variable`` (GITHUB_API_URL...), split; :class:`ValueError`, with a
+    message naming the variable, if it cannot be read or carries a user or password
+    (a host is never ``user:password@host``, and a token has a store of its own)."""
+    try:
+        parts = split_url(url)
+    except ValueError as exc:
+        raise ValueError(f"{variable}={url!r} is not a valid URL ({exc})") from None
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{variable} must not carry credentials in the URL")
+    return parts
+
+
+def ssl_context(environ: Mapping[str, str]) -> Any:
+    """The TLS context every HTTPS client of the run uses (the system store, or
+    SSL_CERT_FILE / SSL_CERT_DIR for a private CA); :class:`CertificateSetupError`."""
+    from runtime.tls import ssl_context as shared
+
+    return shared(environ)
+
+
+from runtime.tls import CertificateSetupError as CertificateSetupError  # noqa: E402
+
+# -- what a provider declares, and the protocol ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class CredentialKind:
+    """A credential a provider's operations need, and how the Auth Engine finds it.
+
+    Looked up in the environment variable (config.yaml's ``variable_setting`` may
+    name another), then in the OS keyring under ``keyring_service`` (``{host}``
+    filled in). Programs mapped to it in the policy's ``binary_credentials``
+    receive it through ``program_environment(token, host, config_dir)``.
+    """
+
+    name: str  # "github"
+    variable: str  # "RUNTIME_GITHUB_TOKEN"
+    keyring_service: str  # "runtime:github:{host}"
+    default_host: str  # "github.com"
+    variable_setting: str | None = None  # a config.yaml key naming another variable
+    host_setting: str | None = None  # a setting naming the host ("github_host")
+    # the host an environment variable points at (GITHUB_API_URL), when set
+    host_from_environ: Callable[[Mapping[str, str]], str | None] | None = None
+    program_environment: Callable[[str, str, str], dict[str, str]] | None = None
+    # other names of a host that its programs may use (github.com: api.github.com)
+    host_aliases: Callable[[str], tuple[str, ...]] | None = None
+    login_hint: str = ""  # how a user makes a token ("a GitHub token with the repo scope")
+
+
+HOST_FORM = "a host name with an optional port (ghe.example.com or ghe.example.com:8443)"
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_PORT = re.compile(r"[1-9][0-9]{0,4}")
+
+
+def host_problem(value: str) -> str | None:
+    """Why ``value`` is not ``name[:port]``, or ``None``.
+
+    ``name`` is a DNS name (letters, digits and '-' in dot-separated labels of
+    at most 63 characters, 253 in all), an IPv4 address, or an IPv6 address in
+    brackets; ``port`` is 1-65535. Nothing else: no scheme, user, path, query,
+    zone or whitespace.
+    """
+    if value.startswith("["):
+        inside, closed, rest = value[1:].partition("]")
+        if not closed:
+            return "the IPv6 bracket is not closed"
+        if "%" in inside:
+            return "a zone (%...) is not part of a host"
+        try:
+            ipaddress.IPv6Address(inside)
+        except ValueError:
+            return f"'{inside}' is not an IPv6 address"
+        port = rest[1:] if rest.startswith(":") else None
+        if rest and port is None:
+            return "only ':PORT' may follow the IPv6 address"
+    else:
+        if "://" in value:
+            return "it is a URL; give only its host"
+        for char, what in (("@", "a user"), ("/", "a path"), ("?", "a query"), ("#", "a fragment")):
+            if char in value:
+                return f"it carries {what} ('{char}')"
+        name, colon, port_text = value.partition(":")
+        port = port_text if colon else None
+        if port is not None and ":" in port:
+            return "an IPv6 address must be written in brackets ([2001:db8::1]:8443)"
+        if not name:
+            return "the host name is empty"
+        labels = name.split(".")
+        if len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+            return "a host name is letters, digits and '-' in labels separated by '.'"
+        if labels[-1].isdigit():
+            try:
+                ipaddress.IPv4Address(name)
+            except ValueError:
+                return f"'{name}' is not an IPv4 address"
+    if port is not None and not (_PORT.fullmatch(port) and int(port) <= 65535):
+        return "the port must be a number from 1 to 65535"
+    return None
+
+
+def host_error(key: str, value: str) -> str | None:
+    """The refusal of a host ``value`` for ``key``, or ``None`` when it is ``name[:port]``."""
+    problem = host_problem(value)
+    if problem is None:
+        return None
+    return f"{key} must be {HOST_FORM}, not {value!r} ({problem})"
+
+
+def host_setting(key: str) -> Callable[[str], str | None]:
+    """A :attr:`SettingKind.check` for a host setting: ``name[:port]``, nothing else."""
+
+    def check(value: str) -> str | None:
+        problem = host_problem(value)
+        return None if problem is None else f"{key} must be {HOST_FORM}, not {value!r} ({problem})"
+
+    return check
+
+
+class SettingKind(NamedTuple):
+    """A value a provider reads from a Runtime Context or config.yaml (``github_host``)."""
+
+    name: str
+    help: str
+    check: Callable[[str], str | None] | None = None  # why a value is refused, or None
+    in_config: bool = False  # config.yaml may set it too
+
+
+class Provider(Protocol):
+    """What the engine needs from a provider. Found through entry points."""
+
+    name: str
+    summary: str
+    operations: tuple[Operation, ...]
+    credentials: tuple[CredentialKind, ...]
+    settings: tuple[SettingKind, ...]
+    # what `runtime capability new --provider NAME` writes: inputs and workflow, and
+    # the network rule the scaffold declares
+    scaffold: str
+    scaffold_network: str
+
+    def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+        """Run one call; a failure is ``ok=False`` or a step error."""
+        ...
+
+    def inspect(self, operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
+        """What the call will touch, or why it cannot run (plan time: looks only)."""
+        ...
+
+    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+        """Problems with the args as authored, beyond their form (validation time)."""
+        ...
+
+    def check_token(
+        self, run: RunContext, host: str, token: str, timeout: float
+    ) -> dict[str, object]:
+        """Read-only, within ``timeout`` seconds: what the token is (its login, scopes).
+        A :class:`StepError` (with ``http_status`` when the host answered) when it cannot
+        tell; :class:`NotImplementedError` when the provider has no such check."""
+        ...
+
+    def ping(self, run: RunContext, host: str, timeout: float, max_bytes: int) -> int:
+        """Read-only and bounded: does the host answer? Its HTTP status."""
+        ...
+
+
+class ProviderBase:
+    """Defaults for a provider's optional parts: no credentials or settings, nothing to
+    inspect or check, no token check or ping."""
+
+    credentials: tuple[CredentialKind, ...] = ()
+    settings: tuple[SettingKind, ...] = ()
+    scaffold: str = ""
+    scaffold_network: str = "none"
+
+    def inspect(self, operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
+        return Inspection()
+
+    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+        return []
+
+    def check_token(
+        self, run: RunContext, host: str, token: str, timeout: float
+    ) -> dict[str, object]:
+        raise NotImplementedError(f"no token check for {host}")
+
+    def ping(self, run: RunContext, host: str, timeout: float, max_bytes: int) -> int:
+        raise NotImplementedError(f"no live check for {host}")

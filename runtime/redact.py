@@ -78,6 +78,7 @@ def _variants(secret: str) -> list[tuple[str, list[str]]]:
         # repr of a longer text that has both quotes escapes the secret's single quotes
         repr(secret + '"')[1:-2],
         repr(raw)[2:-1],  # printed bytes: b'...'
+        repr(raw + b'"')[2:-2],  # bytes among others with both quotes: its ' escaped
         # code points (jq's explode): jq -c, jq's pretty array, Python's list
         ",".join(points),
         ",\n  ".join(points),

@@ -1,38 +1,75 @@
-"""Shared, lazily built services of one command: the Auth Engine, contexts, HTTP clients.
+"""One run's services: the engine's side of :class:`runtime.provider.RunContext`.
 
-Nothing here is created until a step needs it, so commands that do not talk
-to GitHub never import httpx or keyring.
+Made once per command (plan, preflight, execute), lazily: nothing is created
+until something needs it, so a command that never reaches a credential never
+imports keyring, and one that starts no program never probes bubblewrap.
+Whatever a provider keeps for the run (an HTTP client, resolved folders) is
+its own typed object, made by :meth:`RunServices.state` and closed with the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from runtime.provider import (
+    Access,
+    ProgramResult,
+    ProtectedPaths,
+    Roots,
+    Setting,
+    StepError,
+)
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
     from runtime.execute.launch import Launcher
     from runtime.home.auth import AuthEngine
     from runtime.home.contexts import ContextStore
+    from runtime.plan.network import NetworkRule
     from runtime.workspace import Workspace
 
+T = TypeVar("T")
 
-class Services:
+
+class RunServices:
     def __init__(self, workspace: Workspace, redactor: Redactor) -> None:
         self.workspace = workspace
-        self.redactor = redactor
-        self._closers: list[Any] = []
-        self.cache: dict[
-            str, Any
-        ] = {}  # per-run objects providers keep (e.g. an HTTP client per host)
+        self._redactor = redactor
+        self._closers: list[Callable[[], None]] = []
+        self._states: dict[Callable[[], Any], Any] = {}
+        # the capability's declared network rule (MDA requires.network), set by the engine
+        # before the first step; None when it declares none
+        self.network: NetworkRule | None = None
+
+    # -- what the run is -------------------------------------------------------------------
+    @property
+    def cwd(self) -> Path:
+        return self.workspace.cwd
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self.workspace.environ
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
 
     @cached_property
     def auth(self) -> AuthEngine:
         from runtime.home.auth import AuthEngine
 
-        return AuthEngine(self.workspace, self.redactor)
+        return AuthEngine(self.workspace, self._redactor)
+
+    @cached_property
+    def contexts(self) -> ContextStore:
+        from runtime.home.contexts import ContextStore
+
+        return ContextStore(self.workspace.home)
 
     @cached_property
     def launcher(self) -> Launcher:
@@ -41,20 +78,125 @@ class Services:
 
         launcher = for_run(self.workspace)
         if not launcher.confined and become_subreaper():
-            self.on_close(lambda: become_subreaper(False))
+            self.on_close(_stop_reaping)
         return launcher
 
-    @cached_property
-    def contexts(self) -> ContextStore:
-        from runtime.home.contexts import ContextStore
+    # -- RunContext ------------------------------------------------------------------------
+    def roots(self, access: Access) -> Roots:
+        policy = self.workspace.policy
+        source = (policy.read_roots if access == "read" else policy.write_roots)[1]
+        return Roots(policy.roots(access, self.cwd), source)
 
-        return ContextStore(self.workspace.home)
+    def protected_paths(self) -> ProtectedPaths:
+        policy_file = self.workspace.policy_file
+        return ProtectedPaths(
+            os.path.realpath(self.cwd / self.workspace.home.root),
+            os.path.realpath(self.cwd / policy_file) if policy_file is not None else None,
+        )
 
-    def on_close(self, closer: Any) -> None:
+    def home_key(self, purpose: str) -> bytes | None:
+        from runtime.home.layout import home_key
+
+        return home_key(self.workspace.home.root, purpose)
+
+    def setting(self, key: str) -> Setting | None:
+        active = self.contexts.active()
+        if active is not None and active.get(key):
+            return Setting(str(active.get(key)), f"context '{active.name}'", active.name)
+        value = self.workspace.config.settings.get(key)
+        return Setting(value, "config.yaml") if value else None
+
+    def credential(self, name: str, host: str) -> str:
+        return self.auth.require(name, host).value
+
+    def default_host(self, credential: str) -> str:
+        return self.auth.default_host(credential)
+
+    def state(self, make: Callable[[], T]) -> T:
+        if make not in self._states:
+            self._states[make] = make()
+        found: T = self._states[make]
+        return found
+
+    def on_close(self, closer: Callable[[], None]) -> None:
         self._closers.append(closer)
 
+    def check_host(self, host: str) -> None:
+        if self.network is None:
+            return
+        allowed, reason = self.network.check(host, resolve=True)
+        if not allowed:
+            from runtime.errors import MissingCapability
+
+            raise MissingCapability(
+                f"{reason}: the capability declares {self.network.describe()}",
+                hint="change metadata.mda.requires.network in the capability if this host is "
+                "intended",
+            )
+
+    @cached_property
+    def _program_environment(self) -> dict[str, str]:
+        environ = self.environ
+        return {n: environ[n] for n in self.workspace.policy.binary_environment if n in environ}
+
+    def program_environment(self) -> dict[str, str]:
+        return dict(self._program_environment)
+
+    def scratch(self, name: str) -> contextlib.AbstractContextManager[str]:
+        return self.launcher.scratch(name)
+
+    def run_program(
+        self,
+        argv: list[str],
+        environ: Mapping[str, str],
+        *,
+        timeout: float,
+        on_output: Callable[[str, str], None],
+        scratch: str | None = None,
+    ) -> ProgramResult:
+        from runtime.execute.launch import children, reap_orphans
+        from runtime.execute.process import ProcessStartError, run_process
+
+        launcher = self.launcher
+        network = self.network is None or self.network.kind != "none"
+        command, child = launcher.command(argv, environ, network=network, scratch=scratch)
+        # confined, the step's PID namespace ends with it; unconfined, what it leaves behind
+        # is found among our children (we are a subreaper) and killed
+        before = set() if launcher.confined else children()
+        try:
+            return run_process(
+                command,
+                env=child,
+                cwd=self.cwd,
+                timeout=timeout,
+                on_output=on_output,
+                redact=self._redactor.text,
+            )
+        except ProcessStartError as exc:
+            raise StepError(exc.message, hint=_start_hint(exc.message)) from None
+        finally:
+            if not launcher.confined:
+                reap_orphans(before)
+
+    # -- the end of the run ------------------------------------------------------------------
     def close(self) -> None:
         while self._closers:
             closer = self._closers.pop()
             with contextlib.suppress(Exception):  # closing must never mask the run's result
                 closer()
+
+
+def _stop_reaping() -> None:
+    from runtime.execute.launch import become_subreaper
+
+    become_subreaper(False)
+
+
+def _start_hint(message: str) -> str:
+    if "Argument list too long" in message:
+        return "the arguments are too long for one program start: pass less data per step"
+    return "check that the program is installed and executable"
+
+
+# the name the stations and the CLI use
+Services = RunServices

@@ -30,7 +30,7 @@ class Workspace:
 
     @cached_property
     def config(self) -> Config:
-        return load_config(self.home)
+        return load_config(self.home, self.registry)
 
     @cached_property
     def policy_file(self) -> Path | None:

@@ -145,6 +145,13 @@ def confinement_lines(*writable: Path) -> str:
     return lines
 
 
+def keyring_service(host: str) -> str:
+    """The keyring service the github provider declares for ``host``'s token."""
+    from providers.github import CREDENTIALS
+
+    return CREDENTIALS[0].keyring_service.format(host=host)
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

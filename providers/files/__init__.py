@@ -6,14 +6,35 @@ in :mod:`providers.files.ops` is imported when a step runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from runtime.provider import (
+    BoundCall,
+    Inspection,
+    Operation,
+    Positional,
+    ProviderBase,
+    RunContext,
+    StepEnvironment,
+    StepOutcome,
+)
 
-from runtime.provider import BoundCall, Operation, Positional
+# What `runtime capability new NAME --provider files` writes: inputs and workflow.
+SCAFFOLD = """inputs:
+  path:
+    description: File to write the greeting to (its folder must exist)
+    required: true
+  greeting:
+    description: Text to write
+    required: true
 
-if TYPE_CHECKING:
-    from runtime.execution import StepEnvironment, StepOutcome
-    from runtime.plan.build import Inspection
-    from runtime.workspace import Workspace
+workflow:
+  # Each step names a provider and the words you would type after
+  # `runtime files`; `runtime files --help` lists every operation.
+  - provider: files
+    args: [write, "${path}", "${greeting}"]
+
+  - provider: files
+    args: [read, "${path}"]
+"""
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -79,25 +100,25 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 
-class FilesProvider:
+class FilesProvider(ProviderBase):
     name = "files"
     summary = (
         "Local files, confined to the policy's read and write roots; "
         "never writes Runtime Home, the policy file or .git"
     )
     operations = OPERATIONS
+    scaffold = SCAFFOLD
+    scaffold_network = "none"
 
     def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
         from providers.files.ops import execute
 
         return execute(operation, call, env)
 
-    def inspect(
-        self, operation: Operation, call: BoundCall, ws: Workspace, services: object
-    ) -> Inspection:
+    def inspect(self, operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
         from providers.files.ops import inspect
 
-        return inspect(operation, call, ws, services)
+        return inspect(operation, call, run)
 
 
 PROVIDER = FilesProvider()

@@ -28,8 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.errors import PolicyRefusal
-from runtime.execution import StepError
+from runtime.provider import PolicyRefusal, ProtectedPaths, StepError
 
 DEFAULT_PATH_MAX = 4096
 DEFAULT_NAME_MAX = 255
@@ -356,26 +355,6 @@ _HFS_IGNORABLE = dict.fromkeys(
 )
 
 
-@dataclass(frozen=True)
-class Protected:
-    """Real paths no write ever touches, whatever the roots say.
-
-    ``home`` is Runtime Home (the folder and everything in it: the audit log,
-    the policy, contexts, configuration); ``policy_file`` the user policy file
-    wherever it lies. Both are resolved like the targets they are compared with.
-    """
-
-    home: str
-    policy_file: str | None = None
-
-    @classmethod
-    def of(cls, home: Path, policy_file: Path | None, cwd: Path) -> Protected:
-        def real(path: Path) -> str:
-            return os.path.realpath(os.path.join(os.fspath(cwd), os.fspath(path)))
-
-        return cls(real(home), real(policy_file) if policy_file is not None else None)
-
-
 def is_dotgit(name: str) -> bool:
     """Whether git may take the name ``name`` for ``.git``.
 
@@ -387,7 +366,9 @@ def is_dotgit(name: str) -> bool:
     return folded in (".git", "git~1")
 
 
-def protected_refusal(confined: Confined, protected: Protected) -> tuple[str, PolicyRefusal] | None:
+def protected_refusal(
+    confined: Confined, protected: ProtectedPaths
+) -> tuple[str, PolicyRefusal] | None:
     """The rule and refusal when a write would touch a protected path, else ``None``.
 
     Refused: anything at or inside Runtime Home, the user policy file, and

@@ -35,17 +35,17 @@ import itertools
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from providers.files.confine import (
     Confined,
     FolderResolver,
     ParentMissing,
-    Protected,
     confine,
     describe_roots,
     open_parent,
@@ -53,15 +53,18 @@ from providers.files.confine import (
     protected_refusal,
     refusal_hint,
 )
-from runtime.errors import PolicyRefusal
-from runtime.execution import StepError, StepOutcome
-from runtime.plan.policy import Decision, Policy
-
-if TYPE_CHECKING:
-    from runtime.execution import StepEnvironment
-    from runtime.plan.build import Inspection
-    from runtime.provider import BoundCall, Operation
-    from runtime.workspace import Workspace
+from runtime.provider import (
+    Access,
+    BoundCall,
+    Decision,
+    Inspection,
+    Operation,
+    PolicyRefusal,
+    RunContext,
+    StepEnvironment,
+    StepError,
+    StepOutcome,
+)
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 # The bits of an existing file's mode a write or append keeps: read and write only.
@@ -85,6 +88,24 @@ _ACCESS = {
 # -- entry points ---------------------------------------------------------------
 
 
+@dataclass
+class _Run:
+    """What the files provider keeps for one run (``RunContext.state``).
+
+    The plan resolves every path (and shows the result); execution reuses that
+    resolution. This is safe because execution walks the resolved components
+    from the root without following links (:func:`open_parent`): a link
+    created or swapped since the plan fails the walk, it is never followed.
+    """
+
+    confined: dict[tuple[str, str], Confined] = field(default_factory=dict)
+    roots: dict[str, list[Path]] = field(default_factory=dict)
+    resolver: FolderResolver = field(default_factory=FolderResolver)
+    # folders (device, inode) swept for stale temporaries in this run: once each
+    swept: set[tuple[int, int]] = field(default_factory=set)
+    names: TempNames | None = None
+
+
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     word = operation.words[0]
     handler = _HANDLERS.get(word)
@@ -92,17 +113,19 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
         raise StepError(f"the files provider has no operation '{operation.name}'")
     positional, access = _ACCESS[word]
     path = _positional(call, positional, operation)
-    confined = _confine(path, access, env.policy, env.cwd, env.services)
+    run = env.run
+    state = run.state(_Run)
+    confined = _confine(path, access, run, state)
     if access == "write":
         # Checked again at use, with Home and the policy file resolved afresh: an
         # earlier step may have moved them (or put a link in their place) since the plan.
-        workspace = getattr(env.services, "workspace", None)
-        found = guard(confined, workspace, env.environ, env.cwd, None)
+        found = protected_refusal(confined, run.protected_paths())
         if found is not None:
             raise found[1]
-    cache = getattr(env.services, "cache", None)
-    token = _SWEPT.set(cache.setdefault("files:swept", set()) if cache is not None else None)
-    names_token = _NAMES.set(_temp_names(env, cache))
+    if state.names is None:
+        state.names = TempNames(lambda: run.home_key("temporaries"))
+    token = _SWEPT.set(state.swept)
+    names_token = _NAMES.set(state.names)
     try:
         return handler(confined, call)
     except (StepError, PolicyRefusal):
@@ -114,26 +137,8 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
         _SWEPT.reset(token)
 
 
-def _temp_names(env: StepEnvironment, cache: dict[str, Any] | None) -> TempNames:
-    """The run's :class:`TempNames` (one per run: the key is read at most once)."""
-    names: TempNames | None = cache.get("files:temp-names") if cache is not None else None
-    if names is None:
-        home = getattr(getattr(env.services, "workspace", None), "home", None)
-        if home is not None:
-            root: Path | None = home.root
-        else:  # a direct call (tests): only a Home the environment names explicitly
-            explicit = env.environ.get("RUNTIME_HOME")
-            root = Path(explicit).expanduser() if explicit else None
-        names = TempNames(root)
-        if cache is not None:
-            cache["files:temp-names"] = names
-    return names
-
-
-def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any) -> Inspection:
+def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
     """The paths a call will touch, or a refusal; looks only (no file is opened)."""
-    from runtime.plan.build import Inspection
-
     word = operation.words[0]
     if word not in _ACCESS:
         return Inspection()
@@ -141,16 +146,13 @@ def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any)
     path = call.positionals.get(positional)
     if path is None:
         return Inspection()
-    policy = ws.policy
-    source = (policy.read_roots if access == "read" else policy.write_roots)[1]
     try:
-        confined = _confine(path, access, policy, ws.cwd, services)
+        confined = _confine(path, access, run, run.state(_Run))
     except PolicyRefusal as refusal:
-        rule = f"{policy_key(access)} ({source})"
+        rule = f"{policy_key(access)} ({run.roots(_access(access)).source})"
         return Inspection(decision=Decision(False, rule, refusal.message))
     if access == "write":
-        cache = getattr(services, "cache", None)
-        found = guard(confined, ws, getattr(ws, "environ", {}), ws.cwd, cache)
+        found = protected_refusal(confined, run.protected_paths())
         if found is not None:
             rule, protected = found
             return Inspection(
@@ -159,62 +161,19 @@ def inspect(operation: Operation, call: BoundCall, ws: Workspace, services: Any)
     return Inspection(paths=[(str(confined.resolved), access)])
 
 
-def guard(
-    confined: Confined,
-    ws: Any,
-    environ: Mapping[str, str],
-    cwd: Path,
-    cache: dict[str, Any] | None,
-) -> tuple[str, PolicyRefusal] | None:
-    """The rule and refusal when a write would touch a protected path, else ``None``.
-
-    The one check of plan time and execution. Runtime Home and the policy file
-    come from the workspace (``ws.home.root``, ``ws.policy_file``); without one
-    (a direct call) from ``environ`` as the workspace would find them. With a
-    ``cache`` (planning) their real paths are resolved once per run; execution
-    passes none and resolves them for every write.
-    """
-    protected: Protected | None = cache.get("files:protected") if cache is not None else None
-    if protected is None:
-        home = getattr(ws, "home", None)
-        if home is not None:
-            protected = Protected.of(home.root, ws.policy_file, cwd)
-        else:
-            from runtime.home.layout import home_path
-
-            explicit = environ.get("RUNTIME_POLICY_FILE")
-            policy_file = Path(explicit).expanduser() if explicit else None
-            protected = Protected.of(home_path(environ), policy_file, cwd)
-        if cache is not None:
-            cache["files:protected"] = protected
-    return protected_refusal(confined, protected)
+def _access(access: str) -> Access:
+    return "read" if access == "read" else "write"
 
 
-def _confine(path: str, access: str, policy: Policy, cwd: Path, services: Any) -> Confined:
-    """The path resolved and proven inside the roots, once per run.
-
-    The plan resolves every path (and shows the result); execution reuses that
-    resolution. This is safe because execution walks the resolved components
-    from the root without following links (:func:`open_parent`): a link
-    created or swapped since the plan fails the walk, it is never followed.
-    The roots are likewise resolved once per run, and each folder's real path
-    (:class:`FolderResolver`: many paths of a workflow share a folder).
-    """
-    cache = getattr(services, "cache", None)
-    if cache is None:
-        return confine(path, policy.roots(access, cwd), cwd, access)
-    known: dict[tuple[str, str, str], Confined] = cache.setdefault("files:confined", {})
-    key = (access, os.fspath(cwd), path)
-    found = known.get(key)
+def _confine(path: str, access: str, run: RunContext, state: _Run) -> Confined:
+    """The path resolved and proven inside the roots, once per run (and the roots once)."""
+    key = (access, path)
+    found = state.confined.get(key)
     if found is None:
-        roots: dict[tuple[str, str], list[Path]] = cache.setdefault("files:roots", {})
-        where = roots.get(key[:2])
-        if where is None:
-            where = roots[key[:2]] = policy.roots(access, cwd)
-        resolver = cache.get("files:resolver")
-        if resolver is None:
-            resolver = cache["files:resolver"] = FolderResolver()
-        found = known[key] = confine(path, where, cwd, access, resolver)
+        roots = state.roots.get(access)
+        if roots is None:
+            roots = state.roots[access] = run.roots(_access(access)).paths
+        found = state.confined[key] = confine(path, roots, run.cwd, access, state.resolver)
     return found
 
 
@@ -301,16 +260,14 @@ class TempNames:
 
     _process_key: bytes | None = None
 
-    def __init__(self, home: Path | None) -> None:
-        self._home = home
+    def __init__(self, home_key: Callable[[], bytes | None]) -> None:
+        self._home_key = home_key
         self._key: bytes | None = None
 
     @property
     def key(self) -> bytes:
         if self._key is None:
-            from runtime.home.layout import temporaries_key
-
-            key = temporaries_key(self._home) if self._home is not None else None
+            key = self._home_key()
             if key is None:
                 if TempNames._process_key is None:
                     TempNames._process_key = secrets.token_bytes(32)
@@ -352,7 +309,7 @@ _NAMES: ContextVar[TempNames | None] = ContextVar("files_temp_names", default=No
 
 
 def _names() -> TempNames:
-    return _NAMES.get() or TempNames(None)
+    return _NAMES.get() or TempNames(lambda: None)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -2,29 +2,34 @@
 
 This module is only the declaration: twenty operations as data, each with the
 transport the provider chose for it (REST, GraphQL or the ``gh`` CLI). The
-implementation in :mod:`providers.github.ops` (and httpcore) is imported when a
+implementation in :mod:`providers.github.ops` (and httpx) is imported when a
 step runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 from runtime.provider import (
     BindingProblem,
     BoundCall,
+    CredentialKind,
     Effect,
     EffectRule,
+    Inspection,
     Operation,
     Option,
+    Piece,
     Positional,
+    ProviderBase,
+    RunContext,
+    SettingKind,
+    StepEnvironment,
+    StepOutcome,
+    bind,
+    host_setting,
+    resolve_call,
 )
-
-if TYPE_CHECKING:
-    from runtime.execution import StepEnvironment, StepOutcome
-    from runtime.plan.build import Inspection
-    from runtime.workspace import Workspace
 
 _PAGING = (
     Option("per_page", "items per page (default 100; pagination is followed to the end)"),
@@ -243,22 +248,80 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 
-class GitHubProvider:
+# What `runtime capability new NAME --provider github` writes: inputs and workflow.
+SCAFFOLD = """inputs:
+  repository:
+    description: Repository to inspect, as <owner>/<repo>
+    required: true
+
+workflow:
+  # Each step names a provider and the words you would type after
+  # `runtime github`; `runtime github --help` lists every operation
+  # and the transport the provider uses for it.
+  - provider: github
+    args: [repo, summary, "${repository}"]
+
+  - provider: github
+    args: [api, GET, "/repos/${repository}/community/profile"]
+"""
+
+
+def _gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
+    from providers.github.endpoints import gh_environment
+
+    return gh_environment(token, host, config_dir)
+
+
+def _host_from_environ(environ: Mapping[str, str]) -> str | None:
+    from providers.github.endpoints import host_from_environ
+
+    return host_from_environ(environ)
+
+
+CREDENTIALS = (
+    CredentialKind(
+        name="github",
+        variable="RUNTIME_GITHUB_TOKEN",
+        variable_setting="github_token_env",
+        keyring_service="runtime:github:{host}",
+        default_host="github.com",
+        host_setting="github_host",
+        host_from_environ=_host_from_environ,
+        program_environment=_gh_environment,
+        host_aliases=lambda host: ("api.github.com",) if host == "github.com" else (),
+        login_hint="a GitHub token (classic or fine-grained) for the host",
+    ),
+)
+
+SETTINGS = (
+    SettingKind(
+        "github_host",
+        "the GitHub host (github.com, or a GitHub Enterprise Server host[:port])",
+        host_setting("github_host"),
+        in_config=True,
+    ),
+    SettingKind("organization", "the default organization (ORG of repo list, issue list...)"),
+)
+
+
+class GitHubProvider(ProviderBase):
     name = "github"
     summary = "GitHub and GitHub Enterprise Server over REST, GraphQL and the gh CLI"
     operations = OPERATIONS
+    credentials = CREDENTIALS
+    settings = SETTINGS
+    scaffold = SCAFFOLD
+    scaffold_network = "public"
 
     def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
         from providers.github.ops import execute
 
         return execute(operation, call, env)
 
-    def inspect(
-        self, operation: Operation, call: BoundCall, ws: Workspace, services: object
-    ) -> Inspection:
+    def inspect(self, operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
         from providers.github.ops import inspect
 
-        return inspect(operation, call, ws, services)
+        return inspect(operation, call, run)
 
     def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
         """Validation: an ``api`` step whose METHOD and PATH are literal names a route GitHub
@@ -266,7 +329,6 @@ class GitHubProvider:
         if operation.name != "api":
             return []
         from providers.github.routes import check_api
-        from runtime.provider import Piece, bind, resolve_call
 
         binding, _ = bind(operation, args)
         # a ${reference} is not known before plan time: checked then, with its value
@@ -275,20 +337,24 @@ class GitHubProvider:
         return problems
 
     def check_token(
-        self, environ: object, services: object, host: str, token: str
+        self, run: RunContext, host: str, token: str, timeout: float
     ) -> dict[str, object]:
-        """Read-only: GET /user with the token; its login and scopes."""
+        """Read-only: GET /user with the token, no retries and no waits; its login and
+        scopes."""
         from providers.github.ops import check_token
 
-        return check_token(environ, services, host, token)
+        environ = {
+            **run.environ,
+            "RUNTIME_GITHUB_TIMEOUT": str(timeout),
+            "RUNTIME_GITHUB_MAX_WAIT": "0",
+        }
+        return check_token(environ, run, host, token)
 
-    def ping(
-        self, environ: object, services: object, host: str, timeout: float, max_bytes: int
-    ) -> int:
+    def ping(self, run: RunContext, host: str, timeout: float, max_bytes: int) -> int:
         """Read-only and bounded: does the host answer? Its HTTP status."""
         from providers.github.ops import ping
 
-        return ping(environ, services, host, timeout, max_bytes)
+        return ping(run.environ, run, host, timeout, max_bytes)
 
 
 PROVIDER = GitHubProvider()

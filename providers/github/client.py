@@ -41,8 +41,7 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from providers.github.endpoints import Endpoints
 from runtime import __version__
-from runtime.execution import StepError
-from runtime.plan.network import split_url
+from runtime.provider import StepError, split_url
 
 if TYPE_CHECKING:
     import httpx
@@ -146,11 +145,11 @@ def _setting(environ: Mapping[str, str], name: str, default: float, *, zero: boo
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """runtime's certificate setup, as a step failure when the certificates cannot load."""
-    from runtime.tls import CertificateSetupError
-    from runtime.tls import ssl_context as shared
+    from runtime.provider import CertificateSetupError
+    from runtime.provider import ssl_context as shared
 
     try:
-        return shared(environ)
+        return shared(environ)  # type: ignore[no-any-return]
     except CertificateSetupError as exc:
         raise StepError(
             str(exc), hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates"

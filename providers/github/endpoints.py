@@ -15,11 +15,48 @@ from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import SplitResult, urlsplit
 
-from runtime.execution import StepError
-from runtime.home.auth import host_of_api_url
-from runtime.plan.network import setting_url
+from runtime.provider import StepError, setting_url
 
 DEFAULT_HOST = "github.com"
+
+
+def host_of_api_url(url: str) -> str:
+    """The credential host a REST base URL belongs to (api.github.com is github.com).
+
+    ``url`` is GITHUB_API_URL's value: one that cannot be read as a URL (an
+    unclosed IPv6 bracket, a port out of range) or that carries a user or
+    password is a :class:`ValueError` naming it (a host is never ``user:pw@host``).
+    """
+    netloc = setting_url(url, "GITHUB_API_URL").netloc.lower()
+    return DEFAULT_HOST if netloc in ("api.github.com", "github.com") else str(netloc)
+
+
+def host_from_environ(environ: Mapping[str, str]) -> str | None:
+    """The host GITHUB_API_URL points at, when it is set."""
+    api = environ.get("GITHUB_API_URL")
+    return host_of_api_url(api) if api else None
+
+
+def gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
+    """What gh needs: the token for its host, the host itself, and a config of its own.
+
+    GH_TOKEN is what gh sends to github.com, GH_ENTERPRISE_TOKEN to any other host (each
+    set only for its kind of host). The empty GH_CONFIG_DIR keeps the caller's gh login,
+    aliases, extensions and hosts.yml out of the run.
+    """
+    env = {"GH_TOKEN": token} if host == DEFAULT_HOST else {"GH_ENTERPRISE_TOKEN": token}
+    env.update(
+        {
+            "GH_HOST": host,
+            "GH_CONFIG_DIR": config_dir,
+            "GH_PROMPT_DISABLED": "1",
+            "GH_NO_UPDATE_NOTIFIER": "1",
+            "GH_PAGER": "cat",
+            "GH_SPINNER_DISABLED": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    return env
 
 
 @dataclass(frozen=True)
@@ -62,9 +99,10 @@ def is_loopback(hostname: str | None) -> bool:
 def _parse(url: str, variable: str) -> SplitResult:
     """``url`` split; refused if it cannot be read or carries credentials."""
     try:
-        return setting_url(url, variable)
+        parts: SplitResult = setting_url(url, variable)
     except ValueError as exc:
         raise StepError(str(exc), hint=f"fix or unset {variable}") from None
+    return parts
 
 
 def _check_url(url: str, variable: str) -> str:

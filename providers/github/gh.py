@@ -16,32 +16,16 @@ import contextlib
 import json
 import shutil
 
-from providers.github.endpoints import Endpoints
-from runtime.errors import PolicyRefusal
-from runtime.execute.process import ProcessStartError
-from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.plan.policy import run_matches
-from runtime.provider import BoundCall, Operation
-
-
-def gh_environment(env: StepEnvironment, endpoints: Endpoints, config_dir: str) -> dict[str, str]:
-    child = {
-        name: env.environ[name] for name in env.policy.binary_environment if name in env.environ
-    }
-    child.update(env.services.auth.binary_environment("github", endpoints.host, config_dir))
-    return child
+from providers.github.endpoints import Endpoints, gh_environment
+from runtime.provider import BoundCall, Operation, StepEnvironment, StepError, StepOutcome
 
 
 def run_gh(
     operation: Operation, call: BoundCall, env: StepEnvironment, endpoints: Endpoints
 ) -> StepOutcome:
+    # decided at plan time as gh's call would be in a binary step (the operation declares
+    # its program): subcommands, literal options, denied runs, the pinned host
     argv_tail = [*operation.words, *call.args]
-    for run, source in env.policy.denied_arguments.get("gh", []):
-        if run_matches(run, argv_tail):
-            raise PolicyRefusal(
-                f"gh {' '.join(run)} is denied ({source})",
-                hint="`runtime policy show` lists the denied argument runs",
-            )
     env.check_host(endpoints.api_host)
     path = shutil.which("gh", path=env.environ.get("PATH", ""))
     if path is None:
@@ -49,12 +33,11 @@ def run_gh(
             "the gh CLI is not installed or not on PATH; this operation runs through it",
             hint="install gh (https://cli.github.com, Debian package gh)",
         )
-    with env.launcher.scratch("gh") as config_dir:
-        child = gh_environment(env, endpoints, config_dir)
-        try:
-            result = env.run_program([path, *argv_tail], child, config_dir)
-        except ProcessStartError as exc:
-            raise StepError(str(exc)) from None
+    with env.run.scratch("gh") as config_dir:
+        child = env.run.program_environment()
+        token = env.run.credential("github", endpoints.host)
+        child.update(gh_environment(token, endpoints.host, config_dir))
+        result = env.run_program([path, *argv_tail], child, config_dir)
     data: object = {"stdout": result.stdout, "stderr": result.stderr}
     if "--json" in call.args and result.exit_code == 0 and not result.truncated:
         with contextlib.suppress(ValueError):

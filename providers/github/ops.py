@@ -10,9 +10,17 @@ from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP, build_body, dumps
-from runtime.execution import StepEnvironment, StepError, StepOutcome
-from runtime.plan.build import Inspection
-from runtime.provider import BoundCall, Operation
+from runtime.provider import (
+    ApiRoute,
+    BoundCall,
+    Decision,
+    Inspection,
+    Operation,
+    RunContext,
+    StepEnvironment,
+    StepError,
+    StepOutcome,
+)
 
 REPO_SUMMARY_QUERY = """query RepoSummary($owner: String!, $name: String!) {
   repository(owner: $owner, name: $name) {
@@ -54,48 +62,56 @@ GRAPHQL_QUERIES: tuple[str, ...] = (REPO_SUMMARY_QUERY,)
 # -- shared plumbing ------------------------------------------------------------------------
 
 
-def context_values(services: Any) -> tuple[str | None, str | None, str | None]:
-    """(context name, github host, organization) of the active context, if any."""
-    if services is None:
+def context_values(run: RunContext | None) -> tuple[str | None, str | None, str | None]:
+    """(context name, github host, organization): from the active context (the host also
+    from config.yaml, when no context names one)."""
+    if run is None:
         return None, None, None
-    active = services.contexts.active()
-    if active is None:
-        return None, None, None
-    return active.name, active.get("github_host"), active.get("organization")
+    host = run.setting("github_host")
+    org = run.setting("organization")
+    name = next((s.context for s in (host, org) if s is not None and s.context), None)
+    return name, host.value if host else None, org.value if org else None
 
 
-def endpoints_for(environ: Any, services: Any) -> ep.Endpoints:
-    name, host, _ = context_values(services)
-    if host is None and services is not None and services.workspace.config.github_host:
-        return ep.resolve(environ, services.workspace.config.github_host, None, "config.yaml")
-    return ep.resolve(environ, host, name)
+def endpoints_for(environ: Any, run: RunContext | None) -> ep.Endpoints:
+    host = run.setting("github_host") if run is not None else None
+    if host is None:
+        return ep.resolve(environ, None, None)
+    if host.context is None:  # config.yaml's
+        return ep.resolve(environ, host.value, None, "config.yaml")
+    return ep.resolve(environ, host.value, host.context)
 
 
-def run_endpoints(environ: Any, services: Any) -> ep.Endpoints:
-    """The run's GitHub endpoints, resolved once (context, config, environment).
+class _Run:
+    """What the github provider keeps for one run (RunContext.state): its endpoints,
+    resolved once, and an HTTP client per API base URL.
 
     The plan shows the host and every step of the run then talks to that host,
     even if the active context changes meanwhile.
     """
-    cache = getattr(services, "cache", None)
-    if cache is None:
-        return endpoints_for(environ, services)
-    found: ep.Endpoints | None = cache.get("github-endpoints")
-    if found is None:
-        found = cache["github-endpoints"] = endpoints_for(environ, services)
-    return found
+
+    def __init__(self) -> None:
+        self.endpoints: ep.Endpoints | None = None
+        self.clients: dict[str, GitHubHTTP] = {}
+
+
+def run_endpoints(environ: Any, run: RunContext) -> ep.Endpoints:
+    state = run.state(_Run)
+    if state.endpoints is None:
+        state.endpoints = endpoints_for(environ, run)
+    return state.endpoints
 
 
 def client(env: StepEnvironment) -> GitHubHTTP:
-    endpoints = run_endpoints(env.environ, env.services)
-    key = f"github-http:{endpoints.api}"
-    cache = env.services.cache
-    if key not in cache:
-        token = env.services.auth.require("github", endpoints.host).value
+    run = env.run
+    endpoints = run_endpoints(env.environ, run)
+    clients = run.state(_Run).clients
+    if endpoints.api not in clients:
+        token = run.credential("github", endpoints.host)
         http = GitHubHTTP(endpoints, token, env.environ, check_host=env.check_host)
-        cache[key] = http
-        env.services.on_close(http.close)
-    found: GitHubHTTP = cache[key]
+        clients[endpoints.api] = http
+        run.on_close(http.close)
+    found = clients[endpoints.api]
     found.limit_step(env.deadline, env.timeout)  # the run's client, this step's time
     return found
 
@@ -140,7 +156,7 @@ def _org(call: BoundCall, env: StepEnvironment) -> str | None:
     org = call.positionals.get("ORG")
     if org:
         return org
-    return context_values(env.services)[2]
+    return context_values(env.run)[2]
 
 
 # -- rendering ------------------------------------------------------------------------------
@@ -417,19 +433,17 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     if operation.transport == "cli":
         from providers.github.gh import run_gh
 
-        endpoints = run_endpoints(env.environ, env.services)
+        endpoints = run_endpoints(env.environ, env.run)
         return run_gh(operation, call, env, endpoints)
     return HANDLERS[operation.name](call, env)
 
 
-def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> Inspection:
+def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
     """Hosts, credential host and where implicit values come from. No network, no writes."""
     inspection = Inspection()
     try:
-        endpoints = run_endpoints(ws.environ, services)
+        endpoints = run_endpoints(run.environ, run)
     except StepError as exc:
-        from runtime.plan.policy import Decision
-
         inspection.decision = Decision(False, "github endpoints", exc.message)
         return inspection
     inspection.credential_host = endpoints.host
@@ -437,7 +451,7 @@ def inspect(operation: Operation, call: BoundCall, ws: Any, services: Any) -> In
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
     _inspect_routes(operation, call, inspection)
     if operation.name in ("repo list", "issue list") and not call.positionals.get("ORG"):
-        name, _, org = context_values(services)
+        name, _, org = context_values(run)
         if org:
             inspection.notes.append(f"ORG = {org} (from context '{name}')")
         else:
@@ -464,8 +478,6 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
         problems, route, note = routes.check_api(call)
         inspection.problems.extend(problems)
         if route is not None:
-            from runtime.plan.build import ApiRoute
-
             method = call.positionals["METHOD"].upper()
             inspection.route = ApiRoute(method, route.path, route.operation_id)
             inspection.notes.append(f"route: {method} {route.path} ({route.operation_id})")
@@ -480,7 +492,7 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
         inspection.problems.extend(routes.value_problems(index, call.option_pieces("org"), "org"))
 
 
-def check_token(environ: Any, services: Any, host: str, token: str) -> dict[str, Any]:
+def check_token(environ: Any, run: RunContext, host: str, token: str) -> dict[str, Any]:
     """GET /user with ``token`` on ``host``: login and granted scopes (X-OAuth-Scopes)."""
     endpoints = ep.resolve(environ, host, "--host")
     http = GitHubHTTP(endpoints, token, environ)
@@ -494,13 +506,13 @@ def check_token(environ: Any, services: Any, host: str, token: str) -> dict[str,
     return {"login": login, "scopes": scopes}
 
 
-def ping(environ: Any, services: Any, host: str, timeout: float, max_bytes: int) -> int:
+def ping(environ: Any, run: RunContext, host: str, timeout: float, max_bytes: int) -> int:
     """Read-only and bounded: GET the REST root of the host that serves ``host``; its status."""
     import httpx
 
     from providers.github.client import ssl_context
 
-    endpoints = endpoints_for(environ, services)
+    endpoints = endpoints_for(environ, run)
     url = endpoints.api + "/" if host in endpoints.network_hosts else f"https://{host}/"
     try:
         with (

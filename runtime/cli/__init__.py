@@ -52,7 +52,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "context": (
         (),
         "runtime.cli.auth_cmds:context_app",
-        "Named Runtime Contexts (GitHub host, organization).",
+        "Named Runtime Contexts: the defaults providers read (a host, an organization).",
     ),
     "bootstrap": (
         (),

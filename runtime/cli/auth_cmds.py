@@ -19,18 +19,28 @@ auth_app = typer.Typer(
 )
 context_app = typer.Typer(
     rich_markup_mode=None,
-    help="Named Runtime Contexts: GitHub host and organization.",
+    help="Named Runtime Contexts: the defaults providers read (a host, an organization).",
     no_args_is_help=True,
 )
 
-PROVIDERS = ("github",)
 
+def _credential(name: str | None) -> str:
+    """The credential a command is about: named, or the only one the providers declare."""
+    from runtime.home.registry import load_registry
 
-def _provider(name: str) -> None:
-    if name not in PROVIDERS:
+    known = load_registry().credential_names()
+    if name is None:
+        if len(known) == 1:
+            return known[0]
         raise UsageError(
-            f"no credentials are kept for '{name}'", hint="known: " + ", ".join(PROVIDERS)
+            "name the credential: " + (", ".join(known) or "no provider declares one"),
+            hint="runtime auth login NAME",
         )
+    if name not in known:
+        raise UsageError(
+            f"no credentials are kept for '{name}'", hint="known: " + (", ".join(known) or "none")
+        )
+    return name
 
 
 def _services(ws: Any) -> Any:
@@ -40,17 +50,13 @@ def _services(ws: Any) -> Any:
     return Services(ws, Redactor())
 
 
-def _default_host(services: Any) -> str:
-    return str(services.auth.default_host())
-
-
-def _session(provider: str, host: str | None) -> tuple[Any, Any, str]:
-    """Workspace, services and host for an auth command (Home refreshed, provider checked)."""
-    _provider(provider)
+def _session(name: str | None, host: str | None) -> tuple[Any, Any, str, str]:
+    """Workspace, services, credential and host for an auth command (Home refreshed)."""
+    credential = _credential(name)
     ws = workspace()
     ensure_home(ws)
     services = _services(ws)
-    return ws, services, host or _default_host(services)
+    return ws, services, credential, host or services.auth.default_host(credential)
 
 
 def _read_stdin() -> str:
@@ -63,21 +69,19 @@ def _read_stdin() -> str:
         raise InvalidCredential(
             "the token on stdin is not UTF-8 text (a token is ASCII letters, digits and "
             "punctuation); nothing was stored",
-            hint="pipe the token alone, e.g. runtime auth login github < token.txt",
+            hint="pipe the token alone, e.g. runtime auth login NAME < token.txt",
         ) from None
 
 
-def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any]:
-    from runtime.execution import StepError
-    from runtime.home.registry import load_registry
+def _check_token(services: Any, credential: str, host: str, token: str) -> dict[str, Any]:
+    from runtime.provider import StepError
 
-    provider = load_registry().get("github")
-    check = getattr(provider, "check_token", None)
-    if check is None:
-        raise UsageError("the github provider cannot check tokens")
+    provider = services.workspace.registry.credential_owner(credential)
     services.redactor.add(token)
     try:
-        return check(ws.environ, services, host, token)  # type: ignore[no-any-return]
+        return provider.check_token(services, host, token, 30.0)  # type: ignore[no-any-return]
+    except NotImplementedError:
+        return {"login": None, "scopes": None}
     except StepError as exc:
         red = services.redactor
         raise MissingCredential(
@@ -88,18 +92,21 @@ def _check_token(ws: Any, services: Any, host: str, token: str) -> dict[str, Any
 
 @auth_app.command("login")
 def login_cmd(
-    provider: str = typer.Argument("github", help="Provider whose credential to store."),
+    name: str = typer.Argument(
+        None, help="The credential to store (default: the only one the providers declare)."
+    ),
     host: str = typer.Option(
         None,
         "--host",
-        help="GitHub host (default: the active context's, config.yaml's, GITHUB_API_URL's, else github.com).",
+        help="Host (default: the active context's, config.yaml's, what the environment names, else the provider's default).",
     ),
 ) -> None:
     """Store a token in the OS keyring: read from stdin when piped, else a hidden prompt. Never an argument."""
     from runtime.home.auth import KeyringUnavailable, clean_token
 
-    ws, services, host = _session(provider, host)
+    ws, services, name, host = _session(name, host)
     auth = services.auth
+    variable = auth.token_env(name)
     hint = "give the token alone (surrounding spaces and newlines are ignored); nothing was stored"
     token = ""
     if not sys.stdin.isatty():
@@ -110,12 +117,12 @@ def login_cmd(
         prompt = f"Paste a {host} token (input hidden): "
         token = clean_token(getpass.getpass(prompt), "the prompt", hint, services.redactor)
     if not token:
-        raw = ws.environ.get(auth.token_env)
+        raw = ws.environ.get(variable)
         if raw and raw.strip():
-            env_token = clean_token(raw, auth.token_env, auth.env_hint(), services.redactor)
-            user = _check_token(ws, services, host, env_token)
+            env_token = clean_token(raw, variable, auth.env_hint(name), services.redactor)
+            user = _check_token(services, name, host, env_token)
             message = (
-                f"no token on stdin; {auth.token_env} is set and valid for {host} "
+                f"no token on stdin; {variable} is set and valid for {host} "
                 f"(login {user.get('login')}); nothing stored"
             )
             if json_mode():
@@ -123,7 +130,7 @@ def login_cmd(
                     {
                         "ok": True,
                         "host": host,
-                        "source": f"environment variable {auth.token_env}",
+                        "source": f"environment variable {variable}",
                         "login": user.get("login"),
                         "stored": False,
                     }
@@ -132,20 +139,21 @@ def login_cmd(
                 out(message)
             return
         raise MissingCredential(
-            "no token given: pipe one on stdin (runtime auth login github < token.txt) or run it in a terminal",
-            hint=f"in a pipeline, export {auth.token_env}=<token> instead",
+            f"no token given: pipe one on stdin (runtime auth login {name} < token.txt) or run "
+            "it in a terminal",
+            hint=f"in a pipeline, export {variable}=<token> instead",
         )
-    user = _check_token(ws, services, host, token)
+    user = _check_token(services, name, host, token)
     try:
-        auth.store(host, token)
+        auth.store(name, host, token)
     except KeyringUnavailable as exc:
         raise MissingCredential(
-            f"cannot store the token: {exc}", hint=f"export {auth.token_env}=<token> instead"
+            f"cannot store the token: {exc}", hint=f"export {variable}=<token> instead"
         ) from None
     except Exception as exc:
         raise MissingCredential(
             f"the keyring refused the token ({type(exc).__name__})",
-            hint=f"export {auth.token_env}=<token> instead",
+            hint=f"export {variable}=<token> instead",
         ) from None
     if json_mode():
         emit_json(
@@ -158,31 +166,30 @@ def login_cmd(
             }
         )
     else:
-        out(f"logged in to {host} as {user.get('login')}; the token is in the keyring")
+        who = f" as {user.get('login')}" if user.get("login") else ""
+        out(f"logged in to {host}{who}; the token is in the keyring")
 
 
 @auth_app.command("status")
 def status_cmd(
-    provider: str = typer.Argument("github", help="Provider."),
+    name: str = typer.Argument(
+        None, help="The credential (default: the only one the providers declare)."
+    ),
     host: str = typer.Option(None, "--host", help="Only this host."),
     live: bool = typer.Option(
-        False, "--live", help="Also ask the host: login and token scopes (GET /user)."
+        False, "--live", help="Also ask the host what the token is: its login and scopes."
     ),
 ) -> None:
     """Where each host's credential comes from (environment variable, keyring); never the token."""
-    _provider(provider)
-    ws = workspace()
-    ensure_home(ws)
-    services = _services(ws)
+    _ws, services, name, default = _session(name, None)
+    kind = services.auth.kind(name)
     hosts = (
-        [host]
-        if host
-        else sorted({_default_host(services), "github.com", *_context_hosts(services)})
+        [host] if host else sorted({default, kind.default_host, *_context_hosts(services, kind)})
     )
     rows = []
     ok = True
     for h in hosts:
-        found = services.auth.lookup("github", h)
+        found = services.auth.lookup(name, h)
         row: dict[str, Any] = {
             "host": h,
             "source": found.credential.source if found.credential else None,
@@ -194,7 +201,7 @@ def status_cmd(
             ok = False
         elif live and found.credential is not None:
             try:
-                user = _check_token(ws, services, h, found.credential.value)
+                user = _check_token(services, name, h, found.credential.value)
                 row.update(
                     {"login": user.get("login"), "scopes": user.get("scopes"), "valid": True}
                 )
@@ -203,7 +210,7 @@ def status_cmd(
                 ok = False
         rows.append(row)
     if json_mode():
-        emit_json({"ok": ok, "provider": provider, "hosts": rows})
+        emit_json({"ok": ok, "provider": name, "hosts": rows})
     else:
         for row in rows:
             where = row["source"] or "no credential"
@@ -216,15 +223,18 @@ def status_cmd(
             if row.get("fix"):
                 out(f"  hint: {row['fix']}")
             elif row["problem"]:
-                out(f"  note: {row['problem']}; use {services.auth.token_env} instead")
+                out(f"  note: {row['problem']}; use {services.auth.token_env(name)} instead")
     if not ok:
         raise typer.Exit(4)
 
 
-def _context_hosts(services: Any) -> list[str]:
+def _context_hosts(services: Any, kind: Any) -> list[str]:
+    """The hosts the contexts name for a credential (its provider's host setting)."""
+    if not kind.host_setting:
+        return []
     hosts = []
-    for name in services.contexts.names():
-        value = services.contexts.get(name).get("github_host")
+    for context in services.contexts.names():
+        value = services.contexts.get(context).get(kind.host_setting)
         if value:
             hosts.append(value)
     return hosts
@@ -232,19 +242,21 @@ def _context_hosts(services: Any) -> list[str]:
 
 @auth_app.command("logout")
 def logout_cmd(
-    provider: str = typer.Argument("github", help="Provider."),
+    name: str = typer.Argument(
+        None, help="The credential (default: the only one the providers declare)."
+    ),
     host: str = typer.Option(
         None,
         "--host",
-        help="GitHub host (default: the active context's, config.yaml's, GITHUB_API_URL's, else github.com).",
+        help="Host (default: the active context's, config.yaml's, what the environment names, else the provider's default).",
     ),
 ) -> None:
     """Remove the token from the OS keyring."""
     from runtime.home.auth import KeyringUnavailable
 
-    ws, services, host = _session(provider, host)
+    ws, services, name, host = _session(name, host)
     try:
-        removed = services.auth.delete(host)
+        removed = services.auth.delete(name, host)
     except KeyringUnavailable as exc:
         raise UsageError(f"cannot reach the keyring: {exc}") from None
     if json_mode():
@@ -255,8 +267,9 @@ def logout_cmd(
             if removed
             else f"no {host} token was in the keyring"
         )
-        if ws.environ.get(services.auth.token_env):
-            err(f"note: {services.auth.token_env} is still set in this environment")
+        variable = services.auth.token_env(name)
+        if ws.environ.get(variable):
+            err(f"note: {variable} is still set in this environment")
 
 
 # -- contexts -------------------------------------------------------------------------------
@@ -281,7 +294,8 @@ def context_list_cmd() -> None:
         return
     if not names:
         out(
-            "no contexts; create one with `runtime context set NAME github_host=... organization=...`"
+            "no contexts; create one with `runtime context set NAME KEY=VALUE ...` "
+            f"(keys: {', '.join(store.settings)})"
         )
     for n in names:
         values = " ".join(f"{k}={v}" for k, v in sorted(store.get(n, check=False).values.items()))
@@ -337,7 +351,7 @@ def context_use_cmd(
 @context_app.command("set")
 def context_set_cmd(
     pairs: list[str] = typer.Argument(
-        ..., help="[NAME] key=value ... (keys: github_host, organization; empty value removes)."
+        ..., help="[NAME] key=value ... (the keys the providers declare; an empty value removes)."
     ),
 ) -> None:
     """Set values of a context (the active one, or NAME given first); creates it if needed."""

@@ -350,7 +350,9 @@ def dependents_cmd(
 @capability_app.command("new")
 def new_cmd(
     name: str = typer.Argument(..., help="Capability name (kebab-case), or a path ending in .md."),
-    provider: str = typer.Option("files", "--provider", help="Starting point: files or github."),
+    provider: str = typer.Option(
+        "files", "--provider", help="Starting point: a registered provider's example steps."
+    ),
 ) -> None:
     """Write a commented starting capability that validates as written. Never overwrites."""
     import re
@@ -360,8 +362,14 @@ def new_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    if provider not in ("files", "github"):
-        raise UsageError(f"--provider must be files or github, not '{provider}'")
+    ws_registry = workspace().registry
+    found = ws_registry.get(provider)
+    if found is None or not found.scaffold:
+        offered = [n for n in ws_registry.names() if ws_registry.providers[n].scaffold]
+        raise UsageError(
+            f"--provider must be one of {', '.join(offered)}, not '{provider}'",
+            hint="each registered provider with example steps can be a starting point",
+        )
     if name.endswith(".md"):
         path = Path(name) if Path(name).is_absolute() else ws.cwd / name
         stem = path.stem
@@ -378,7 +386,7 @@ def new_cmd(
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(path, "x", encoding="utf-8") as fh:  # "x": refuse to overwrite, even in a race
-            fh.write(render(stem, provider))
+            fh.write(render(stem, found.scaffold, found.scaffold_network))
     except FileExistsError:
         raise UsageError(f"{path} already exists; nothing was written") from None
     if json_mode():

@@ -71,7 +71,27 @@ def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
     return checks
 
 
-def _keyring() -> dict[str, Any]:
+def _login_fix(ws: Any) -> str:
+    """What to do without a keyring: export the variables the credentials are read from."""
+    from runtime.errors import RuntimeFailure
+    from runtime.services import Services
+
+    try:
+        auth = Services(ws, _redactor()).auth
+        names = [auth.token_env(name) for name in sorted(auth.kinds())]
+    except RuntimeFailure:
+        names = []
+    exports = " or ".join(f"export {n}=<token>" for n in names) or "use environment variables"
+    return f"{exports} instead of `runtime auth login`"
+
+
+def _redactor() -> Any:
+    from runtime.redact import Redactor
+
+    return Redactor()
+
+
+def _keyring(ws: Any) -> dict[str, Any]:
     try:
         import keyring
         from keyring.backends import fail
@@ -82,7 +102,7 @@ def _keyring() -> dict[str, Any]:
             "keyring",
             "warning",
             f"the keyring could not be loaded ({type(exc).__name__})",
-            "export RUNTIME_GITHUB_TOKEN=<token> instead of `runtime auth login`",
+            _login_fix(ws),
         )
     name = f"{type(backend).__module__}.{type(backend).__name__}"
     if isinstance(backend, fail.Keyring):
@@ -90,35 +110,51 @@ def _keyring() -> dict[str, Any]:
             "keyring",
             "warning",
             "no keyring backend is available (common on headless servers)",
-            "export RUNTIME_GITHUB_TOKEN=<token> instead of `runtime auth login`",
+            _login_fix(ws),
         )
     return _check("keyring", "ok", name)
 
 
-def _gh(ws: Any) -> dict[str, Any]:
+def _programs(ws: Any) -> list[dict[str, Any]]:
+    """The programs provider operations run (gh for github's CLI operations): each on PATH,
+    and what its --version says."""
     from runtime.execute.process import ProcessStartError, run_process
 
-    path = shutil.which("gh", path=ws.path)
-    if path is None:
-        return _check(
-            "gh",
-            "warning",
-            "gh is not on PATH: the github pr/issue create/run/workflow operations need it",
-            "install gh (Debian package gh, or https://cli.github.com)",
-        )
-    try:
-        result = run_process(
-            [path, "--version"],
-            env={"PATH": ws.path, "GH_NO_UPDATE_NOTIFIER": "1"},
-            cwd=ws.cwd,
-            timeout=5,
-            head_bytes=4096,
-            tail_bytes=0,
-        )
-    except (ProcessStartError, OSError):
-        return _check("gh", "warning", f"{path} could not be run", "reinstall gh")
-    first = (result.stdout.strip().splitlines() or ["?"])[0]
-    return _check("gh", "ok", f"{first} ({path})")
+    needed: dict[str, list[str]] = {}
+    for provider in ws.registry.providers.values():
+        for op in provider.operations:
+            if op.program:
+                needed.setdefault(op.program, []).append(f"{provider.name} {op.name}")
+    checks = []
+    for program, operations in sorted(needed.items()):
+        path = shutil.which(program, path=ws.path)
+        if path is None:
+            checks.append(
+                _check(
+                    program,
+                    "warning",
+                    f"{program} is not on PATH: {', '.join(operations)} need it",
+                    f"install {program}",
+                )
+            )
+            continue
+        try:
+            result = run_process(
+                [path, "--version"],
+                env={"PATH": ws.path},
+                cwd=ws.cwd,
+                timeout=5,
+                head_bytes=4096,
+                tail_bytes=0,
+            )
+        except (ProcessStartError, OSError):
+            checks.append(
+                _check(program, "warning", f"{path} could not be run", f"reinstall {program}")
+            )
+            continue
+        first = (result.stdout.strip().splitlines() or ["?"])[0]
+        checks.append(_check(program, "ok", f"{first} ({path})"))
+    return checks
 
 
 def _binaries(ws: Any) -> list[dict[str, Any]]:
@@ -180,14 +216,15 @@ def _providers(ws: Any) -> dict[str, Any]:
 
 @doctor_app.command("doctor")
 def doctor_cmd() -> None:
-    """Check the installation: Home, policy, config, keyring, gh, allowed binaries,
+    """Check the installation: Home, policy, config, keyring, the programs providers run,
+    allowed binaries,
     OS confinement of binary steps, providers."""
     ws = workspace()
     checks = [
         *_home(ws),
         *_policy_and_config(ws),
-        _keyring(),
-        _gh(ws),
+        _keyring(ws),
+        *_programs(ws),
         *_binaries(ws),
         _confinement(ws),
         _providers(ws),

@@ -140,7 +140,7 @@ class TextReporter:
             stream.write(text)
             stream.flush()
         except BrokenPipeError:
-            from runtime.execution import Terminated
+            from runtime.provider import Terminated
 
             raise Terminated(signal.SIGPIPE) from None
 
@@ -165,7 +165,7 @@ TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM")
 
 @contextmanager
 def _signals_as_exceptions() -> Iterator[None]:
-    from runtime.execution import Terminated
+    from runtime.provider import Terminated
 
     def handler(signum: int, frame: Any) -> None:
         raise Terminated(signum)

@@ -327,7 +327,7 @@ def _check_step(checker: _Checker, node: Node, index: int) -> Step | None:
             node,
             "no-provider-or-binary",
             f"{where} sets neither 'provider' nor 'binary'",
-            "add 'provider: files' (or github), or 'binary:' with an allowed binary",
+            "add 'provider: NAME' (`runtime --help` lists the providers), or 'binary:' with an allowed binary",
         )
         ok = False
     provider_name = _scalar_of(checker, provider, "'provider'", where)

@@ -2,40 +2,6 @@
 
 from __future__ import annotations
 
-FILES_BODY = """inputs:
-  path:
-    description: File to write the greeting to (its folder must exist)
-    required: true
-  greeting:
-    description: Text to write
-    required: true
-
-workflow:
-  # Each step names a provider and the words you would type after
-  # `runtime files`; `runtime files --help` lists every operation.
-  - provider: files
-    args: [write, "${path}", "${greeting}"]
-
-  - provider: files
-    args: [read, "${path}"]
-"""
-
-GITHUB_BODY = """inputs:
-  repository:
-    description: Repository to inspect, as <owner>/<repo>
-    required: true
-
-workflow:
-  # Each step names a provider and the words you would type after
-  # `runtime github`; `runtime github --help` lists every operation
-  # and the transport the provider uses for it.
-  - provider: github
-    args: [repo, summary, "${repository}"]
-
-  - provider: github
-    args: [api, GET, "/repos/${repository}/community/profile"]
-"""
-
 TEMPLATE = """---
 name: {name}
 description: One sentence on what this capability does and for whom.
@@ -68,8 +34,8 @@ version: v1
 """
 
 
-def render(name: str, provider: str) -> str:
-    body = GITHUB_BODY if provider == "github" else FILES_BODY
-    network = "public" if provider == "github" else "none"
+def render(name: str, body: str, network: str) -> str:
+    """The capability file: ``body`` (inputs and workflow, as the provider declares its
+    scaffold) under a commented head declaring ``network``."""
     title = name.replace("-", " ").capitalize()
     return TEMPLATE.format(name=name, title=title, network=network, body=body)

@@ -166,9 +166,8 @@ def _check_step(
         resolved[step.index] = (operation, binding)
     # the provider's optional ``check`` hook: what it can tell from the args as authored
     # (a REST route GitHub does not document); it looks only, like ``inspect`` at plan time
-    check = getattr(provider, "check", None)
-    if check is not None and not binding_problems:
-        binding_problems = list(check(operation, texts[offset:]))
+    if not binding_problems:
+        binding_problems = list(provider.check(operation, texts[offset:]))
     out: list[Problem] = []
     for bp in binding_problems:
         if bp.arg_index >= 0:

@@ -18,10 +18,10 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
 from runtime.execute.audit import AuditError, AuditLog
-from runtime.execution import StepEnvironment, StepError, StepOutcome, Terminated
 from runtime.exitcodes import ExitCode
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
+from runtime.provider import StepEnvironment, StepError, StepOutcome, Terminated
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
 
@@ -243,16 +243,12 @@ def _run_step(
     reporter: Reporter,
     timeout: float,
 ) -> StepResult:
+    services.network = network
     env = StepEnvironment(
-        cwd=ws.cwd,
-        environ=ws.environ,
-        policy=ws.policy,
-        redactor=redactor,
-        services=services,
+        run=services,
         timeout=timeout,
         on_output=lambda stream, text: reporter.step_output(planned, stream, text),
         step_index=planned.index,
-        network=network,
     )
     started = time.perf_counter()
 
@@ -276,6 +272,7 @@ def _run_step(
                 planned.binary,
                 planned.args,
                 env,
+                services,
                 planned.credential,
                 planned.inspection.credential_host,
             )

@@ -29,10 +29,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from runtime.provider import ProgramResult
 
 CHUNK_SIZE = 64 * 1024
 # Seconds between SIGTERM and SIGKILL of the process group.
@@ -59,16 +60,8 @@ class ProcessStartError(Exception):
         self.message = message
 
 
-@dataclass
-class ProcessResult:
-    exit_code: int | None  # None when killed by timeout/interrupt before exiting normally
-    stdout: str  # bounded: head + marker + tail when over the limit
-    stderr: str
-    stdout_bytes: int  # total bytes the program wrote to stdout
-    stderr_bytes: int
-    truncated: bool  # either stream was cut
-    timed_out: bool
-    duration: float
+# What run_process returns: the provider interface's record of a program's run.
+ProcessResult = ProgramResult
 
 
 def omission_marker(omitted: int) -> str:
@@ -421,24 +414,24 @@ _HELD_SIGNALS = tuple(
 )
 
 
-@contextlib.contextmanager
-def _signals_held(pending: list[int]) -> Iterator[None]:
-    """Record the signals above instead of handling them, then put the handlers back.
+def _hold_signals(pending: list[int]) -> dict[int, Any]:
+    """Record the signals above instead of handling them; the handlers they replaced.
 
     Only in the main thread (the only one signal handlers run in); elsewhere nothing
     is held, as nothing could be.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     previous: dict[int, Any] = {}
-    try:
+    if threading.current_thread() is threading.main_thread():
         for signum in _HELD_SIGNALS:
             previous[signum] = signal.signal(signum, lambda n, f: pending.append(n))
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    return previous
+
+
+def _release_signals(previous: dict[int, Any]) -> None:
+    """Put the handlers back (once: a second call finds nothing to do)."""
+    while previous:
+        signum, handler = previous.popitem()
+        signal.signal(signum, handler)
 
 
 def _handle_held(pending: list[int]) -> None:
@@ -500,35 +493,30 @@ def run_process(
         os.close(out_w)
         raise
     pipes = (out_r, err_r)
+    # A signal handler that raises while Popen waits for the child's exec, or before the
+    # runner that can end the child's group exists, would leave a started child nobody
+    # knows the pid of (it runs in a session of its own). Such signals are held from
+    # before the start until the runner exists, then handled inside the same try that
+    # ends the group.
     pending: list[int] = []
+    held = _hold_signals(pending)
+    proc: subprocess.Popen[bytes] | None = None
+    runner: _Runner | None = None
     try:
         try:
-            # A signal handler that raises while Popen waits for the child's exec would
-            # leave a started child nobody knows the pid of (it runs in a session of its
-            # own): the signal is held until the child is ours to end, then handled.
-            with _signals_held(pending):
-                proc = subprocess.Popen(
-                    argv,
-                    env=dict(env),
-                    cwd=cwd,
-                    stdin=_devnull(),
-                    stdout=out_w,
-                    stderr=err_w,
-                    start_new_session=True,
-                    close_fds=True,
-                )
+            proc = subprocess.Popen(
+                argv,
+                env=dict(env),
+                cwd=cwd,
+                stdin=_devnull(),
+                stdout=out_w,
+                stderr=err_w,
+                start_new_session=True,
+                close_fds=True,
+            )
         finally:
             os.close(out_w)  # the child has its copies; EOF comes when it closes them
             os.close(err_w)
-    except BaseException as exc:
-        for fd in pipes:
-            os.close(fd)
-        if isinstance(exc, OSError):
-            raise _start_error(argv[0], cwd, exc) from exc
-        raise
-
-    runner: _Runner | None = None
-    try:
         runner = _Runner(
             proc,
             pipes,
@@ -537,19 +525,24 @@ def run_process(
             on_output=on_output,
             redact=redact,
         )
+        _release_signals(held)
         _handle_held(pending)  # the group is ours to end now, whatever the handler raises
         timed_out = runner.collect(timeout, start)
-    except BaseException:
+    except BaseException as exc:
+        _release_signals(held)
         if runner is not None:
             runner.abort()
         else:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(KILL_WAIT)
+            if proc is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(KILL_WAIT)
             for fd in pipes:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+            if proc is None and isinstance(exc, OSError):
+                raise _start_error(argv[0], cwd, exc) from exc
         raise
     finally:
         if runner is not None:

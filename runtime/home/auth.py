@@ -1,10 +1,13 @@
 """The Auth Engine: where credentials come from, and who receives them.
 
-Resolution order for the github credential of a host: the environment
-variable (``RUNTIME_GITHUB_TOKEN`` unless config.yaml names another), then
-the OS keyring (service ``runtime:github:HOST``, user ``token``). A token is
-never taken from an argument and never written anywhere but the keyring.
-Every resolved value is registered with the run's redactor at once.
+Each credential is declared by the provider whose operations need it
+(:class:`runtime.provider.CredentialKind`): the environment variable it is
+read from (config.yaml may name another), the keyring service it is stored
+under, the host it is for by default, and how a program mapped to it in the
+policy's ``binary_credentials`` receives it. Resolution order for a host: the
+environment variable, then the OS keyring (user ``token``). A token is never
+taken from an argument and never written anywhere but the keyring. Every
+resolved value is registered with the run's redactor at once.
 
 Surrounding whitespace (a newline from ``echo``, a pasted space) is stripped
 wherever a token is read, as gh does. What is left must be printable ASCII
@@ -22,54 +25,10 @@ from runtime.errors import MissingCredential, RuntimeFailure
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
+    from runtime.provider import CredentialKind
     from runtime.workspace import Workspace
 
-DEFAULT_HOST = "github.com"
 KEYRING_USER = "token"
-
-
-def host_of_api_url(url: str) -> str:
-    """The credential host a REST base URL belongs to (api.github.com is github.com).
-
-    ``url`` is GITHUB_API_URL's value: one that cannot be read as a URL (an
-    unclosed IPv6 bracket, a port out of range) or that carries a user or
-    password is a failure naming it (a host is never ``user:password@host``).
-    """
-    from runtime.plan.network import setting_url
-
-    try:
-        parts = setting_url(url, "GITHUB_API_URL")
-    except ValueError as exc:
-        raise RuntimeFailure(
-            str(exc), hint="fix or unset GITHUB_API_URL", code="invalid-setting"
-        ) from None
-    netloc = parts.netloc.lower()
-    return DEFAULT_HOST if netloc in ("api.github.com", "github.com") else netloc
-
-
-def gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
-    """What gh needs: the token for its host, the host itself, and a config of its own.
-
-    GH_TOKEN is what gh sends to github.com, GH_ENTERPRISE_TOKEN to any other host. The
-    empty GH_CONFIG_DIR keeps the caller's gh login, aliases and hosts.yml out of the run.
-    """
-    env = {"GH_TOKEN": token} if host == DEFAULT_HOST else {"GH_ENTERPRISE_TOKEN": token}
-    env.update(
-        {
-            "GH_HOST": host,
-            "GH_CONFIG_DIR": config_dir,
-            "GH_PROMPT_DISABLED": "1",
-            "GH_NO_UPDATE_NOTIFIER": "1",
-            "GH_PAGER": "cat",
-            "GH_SPINNER_DISABLED": "1",
-            "NO_COLOR": "1",
-        }
-    )
-    return env
-
-
-def keyring_service(host: str) -> str:
-    return f"runtime:github:{host}"
 
 
 class InvalidCredential(MissingCredential):
@@ -139,13 +98,34 @@ class AuthEngine:
         self.ws = workspace
         self.redactor = redactor
         self._backend = keyring_backend
-        # host -> the refusal of the value last found for it (for fix_hint)
-        self._refused: dict[str, InvalidCredential] = {}
+        # (name, host) -> the refusal of the value last found for it (for fix_hint)
+        self._refused: dict[tuple[str, str], InvalidCredential] = {}
 
-    # -- where things are ---------------------------------------------------------
-    @property
-    def token_env(self) -> str:
-        return self.ws.config.github_token_env
+    # -- what the providers declare ------------------------------------------------
+    def kinds(self) -> dict[str, CredentialKind]:
+        """Every credential a registered provider declares, by name."""
+        return {k.name: k for p in self.ws.registry.providers.values() for k in p.credentials}
+
+    def kind(self, name: str) -> CredentialKind:
+        found = self.kinds().get(name)
+        if found is None:
+            known = ", ".join(sorted(self.kinds())) or "none"
+            raise RuntimeFailure(
+                f"no provider declares a credential named '{name}'",
+                hint=f"credentials of the registered providers: {known}",
+                code="unknown-credential",
+            )
+        return found
+
+    def token_env(self, name: str) -> str:
+        """The environment variable the credential ``name`` is read from."""
+        kind = self.kind(name)
+        if kind.variable_setting:
+            return self.ws.config.settings.get(kind.variable_setting) or kind.variable
+        return kind.variable
+
+    def keyring_service(self, name: str, host: str) -> str:
+        return self.kind(name).keyring_service.format(host=host)
 
     def backend(self) -> Any:
         if self._backend is None:
@@ -169,26 +149,27 @@ class AuthEngine:
 
     # -- resolution ---------------------------------------------------------------
     def lookup(self, name: str, host: str) -> Lookup:
+        if name not in self.kinds():
+            return Lookup(None, (), f"unknown credential '{name}'")
         found = self._lookup(name, host)
         if found.invalid is not None:
-            self._refused[host] = found.invalid
+            self._refused[(name, host)] = found.invalid
         else:
-            self._refused.pop(host, None)
+            self._refused.pop((name, host), None)
         return found
 
     def _lookup(self, name: str, host: str) -> Lookup:
-        if name != "github":
-            return Lookup(None, (), f"unknown credential '{name}'")
-        env_source = f"environment variable {self.token_env}"
+        variable = self.token_env(name)
+        env_source = f"environment variable {variable}"
         tried = [env_source]
-        raw = self.ws.environ.get(self.token_env)
+        raw = self.ws.environ.get(variable)
         if raw is not None and raw.strip():
             try:
-                value = clean_token(raw, self.token_env, self.env_hint(), self.redactor)
+                value = clean_token(raw, variable, self.env_hint(name), self.redactor)
             except InvalidCredential as exc:
                 return Lookup(None, tuple(tried), exc.message, exc)
             return Lookup(Credential(name, host, value, env_source), tuple(tried))
-        service = keyring_service(host)
+        service = self.keyring_service(name, host)
         tried.append(f"keyring ({service})")
         try:
             stored = self.backend().get_password(service, KEYRING_USER)
@@ -201,7 +182,7 @@ class AuthEngine:
                 value = clean_token(
                     stored,
                     f"the keyring entry {service} (user {KEYRING_USER})",
-                    self.keyring_hint(host),
+                    self.keyring_hint(name, host),
                     self.redactor,
                 )
             except InvalidCredential as exc:
@@ -218,64 +199,91 @@ class AuthEngine:
         why = f" ({found.problem})" if found.problem else ""
         raise MissingCredential(
             f"no {name} credential for {host}: looked in {', '.join(found.tried)}{why}",
-            hint=self.fix_hint(host, found.problem is not None),
+            hint=self.fix_hint(name, host, found.problem is not None),
         )
 
-    def login_command(self, host: str) -> str:
-        return "runtime auth login github" + ("" if host == DEFAULT_HOST else f" --host {host}")
+    def login_command(self, name: str, host: str) -> str:
+        default = self.kind(name).default_host
+        return f"runtime auth login {name}" + ("" if host == default else f" --host {host}")
 
-    def env_hint(self) -> str:
+    def env_hint(self, name: str) -> str:
         return (
-            f"set {self.token_env} to the token alone (surrounding spaces and newlines are "
-            "ignored), or unset it"
+            f"set {self.token_env(name)} to the token alone (surrounding spaces and newlines "
+            "are ignored), or unset it"
         )
 
-    def keyring_hint(self, host: str) -> str:
-        logout = self.login_command(host).replace(" login ", " logout ", 1)
-        return (
-            f"store the token again with `{self.login_command(host)}`, or remove it with `{logout}`"
-        )
+    def keyring_hint(self, name: str, host: str) -> str:
+        login = self.login_command(name, host)
+        logout = login.replace(" login ", " logout ", 1)
+        return f"store the token again with `{login}`, or remove it with `{logout}`"
 
-    def fix_hint(self, host: str, keyring_broken: bool = False) -> str:
+    def fix_hint(self, name: str, host: str, keyring_broken: bool = False) -> str:
         """The command that provides ``host``'s credential (or repairs the value found)."""
-        refused = self._refused.get(host)
+        refused = self._refused.get((name, host))
         if refused is not None and refused.hint:
             return refused.hint
-        login = self.login_command(host)
+        login = self.login_command(name, host)
+        variable = self.token_env(name)
         if keyring_broken:
-            return f"export {self.token_env}=<token> (no usable keyring here), or fix the keyring and run `{login}`"
-        return f"run `{login}` (reads the token from stdin or a hidden prompt), or export {self.token_env}=<token>"
+            return (
+                f"export {variable}=<token> (no usable keyring here), or fix the keyring and "
+                f"run `{login}`"
+            )
+        return (
+            f"run `{login}` (reads the token from stdin or a hidden prompt), or export "
+            f"{variable}=<token>"
+        )
 
     # -- storing ------------------------------------------------------------------
-    def store(self, host: str, token: str) -> None:
-        self.backend().set_password(keyring_service(host), KEYRING_USER, token)
+    def store(self, name: str, host: str, token: str) -> None:
+        self.backend().set_password(self.keyring_service(name, host), KEYRING_USER, token)
 
-    def delete(self, host: str) -> bool:
+    def delete(self, name: str, host: str) -> bool:
         backend = self.backend()
+        service = self.keyring_service(name, host)
         try:
-            existing = backend.get_password(keyring_service(host), KEYRING_USER)
+            existing = backend.get_password(service, KEYRING_USER)
             if existing is None:
                 return False
-            backend.delete_password(keyring_service(host), KEYRING_USER)
+            backend.delete_password(service, KEYRING_USER)
             return True
         except Exception as exc:
             if type(exc).__name__ == "PasswordDeleteError":
                 return False
             raise KeyringUnavailable(f"the keyring failed ({type(exc).__name__})") from None
 
-    def default_host(self) -> str:
-        """The GitHub host of the active context, else config.yaml's github_host, else github.com."""
+    def default_host(self, name: str) -> str:
+        """The host of the credential ``name`` when nothing else names one: the active
+        context's (the provider's host setting), else config.yaml's, else what the
+        environment points at, else the provider's default."""
         from runtime.home.contexts import ContextStore
 
-        active = ContextStore(self.ws.home).active()
-        if active is not None and active.get("github_host"):
-            return str(active.get("github_host"))
-        if self.ws.config.github_host:
-            return self.ws.config.github_host
-        api = self.ws.environ.get("GITHUB_API_URL")
-        return host_of_api_url(api) if api else DEFAULT_HOST
+        kind = self.kind(name)
+        if kind.host_setting:
+            active = ContextStore(self.ws.home).active()
+            if active is not None and active.get(kind.host_setting):
+                return str(active.get(kind.host_setting))
+            configured = self.ws.config.settings.get(kind.host_setting)
+            if configured:
+                return configured
+        if kind.host_from_environ is not None:
+            try:
+                found = kind.host_from_environ(self.ws.environ)
+            except ValueError as exc:
+                raise RuntimeFailure(str(exc), code="invalid-setting") from None
+            if found:
+                return found
+        return kind.default_host
 
-    # -- what a binary receives ----------------------------------------------------
-    def binary_environment(self, credential: str, host: str, config_dir: str) -> dict[str, str]:
-        """Variables that carry ``credential`` to a mapped binary (gh), with its own config dir."""
-        return gh_environment(self.require(credential, host).value, host, config_dir)
+    # -- what a program receives ----------------------------------------------------
+    def program_environment(self, name: str, host: str, config_dir: str) -> dict[str, str]:
+        """Variables that carry the credential ``name`` to a program mapped to it (gh),
+        with a config folder of its own."""
+        kind = self.kind(name)
+        if kind.program_environment is None:
+            raise RuntimeFailure(
+                f"the credential '{name}' cannot be given to a program",
+                hint="remove it from binary_credentials in the policy",
+                code="invalid-policy",
+            )
+        return kind.program_environment(self.require(name, host).value, host, config_dir)

@@ -5,27 +5,42 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runtime.errors import InvalidPolicy
 from runtime.home.layout import Home
+from runtime.home.registry import Registry
 
-CONFIG_SCHEMA = {
-    "capability_sources": ("list", "str"),
-    "github_token_env": ("regex", r"[A-Z_][A-Z0-9_]*", "an environment variable name"),
-    "github_host": ("regex", r"[A-Za-z0-9.\-]+(:[0-9]+)?", "a host name, optionally with :port"),
-}
-CONFIG_KEYS = tuple(CONFIG_SCHEMA)
+CORE_SCHEMA = {"capability_sources": ("list", "str")}
+VARIABLE_NAME = ("regex", r"[A-Z_][A-Z0-9_]*", "an environment variable name")
 
 
 @dataclass
 class Config:
     capability_sources: list[str] = field(default_factory=list)
-    github_token_env: str = "RUNTIME_GITHUB_TOKEN"
-    github_host: str | None = None  # default GitHub host when no context names one
+    # values of the settings providers declare for config.yaml (github_host, the variable
+    # a credential is read from...), by name
+    settings: dict[str, str] = field(default_factory=dict)
     source: str = "default"
 
 
-def load_config(home: Home) -> Config:
+def config_schema(registry: Registry) -> tuple[dict[str, Any], dict[str, Any]]:
+    """config.yaml's closed schema: runtime's own keys and those the providers declare; and
+    the check of each declared setting."""
+    schema: dict[str, Any] = dict(CORE_SCHEMA)
+    checks: dict[str, Any] = {}
+    for provider in registry.providers.values():
+        for kind in provider.credentials:
+            if kind.variable_setting:
+                schema[kind.variable_setting] = VARIABLE_NAME
+        for setting in provider.settings:
+            if setting.in_config:
+                schema[setting.name] = "str"
+                checks[setting.name] = setting.check
+    return schema, checks
+
+
+def load_config(home: Home, registry: Registry) -> Config:
     path = home.config_file
     if not path.exists():
         return Config()
@@ -35,7 +50,8 @@ def load_config(home: Home) -> Config:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidPolicy(f"cannot read {path}: {exc}", code="invalid-config") from None
-    data, problems = load(text, str(path), CONFIG_SCHEMA, "config")
+    schema, checks = config_schema(registry)
+    data, problems = load(text, str(path), schema, "config")
     if problems:
         first = problems[0]
         raise InvalidPolicy(
@@ -44,10 +60,15 @@ def load_config(home: Home) -> Config:
             problems=problems,
             code="invalid-config",
         )
+    settings = {k: str(v) for k, v in data.items() if k != "capability_sources"}
+    for key, value in settings.items():
+        check = checks.get(key)
+        why = check(value) if check is not None else None
+        if why:
+            raise InvalidPolicy(f"{path}: {key}: {why}", code="invalid-config")
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
-        github_token_env=data.get("github_token_env", "RUNTIME_GITHUB_TOKEN"),
-        github_host=data.get("github_host"),
+        settings=settings,
         source=str(path),
     )
 

@@ -1,89 +1,37 @@
-"""Runtime Context: named sets of defaults (GitHub host, organization) kept in Home.
+"""Runtime Context: named sets of defaults kept in Home (the keys are the settings the
+providers declare: a host, an organization...).
 
 ``contexts.json`` is the user's file: ``runtime context set`` writes it, and it
 may be edited by hand. So everything read from it is checked: a file that is
 not JSON, or not of the expected shape, is a usage error (exit 2) naming the
 file, the place (line and column for JSON syntax) and how to repair it; a
-value of the wrong form (a ``github_host`` that is a URL) is refused when the
+value of the wrong form (a host setting that is a URL) is refused when the
 context is used, naming the file, while ``runtime context set`` can still
 rewrite it.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
+from runtime.provider import SettingKind
 
-CONTEXT_KEYS = ("github_host", "organization")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: '$' would allow a newline
 
-HOST_FORM = "a host name with an optional port (ghe.example.com or ghe.example.com:8443)"
-_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
-_PORT = re.compile(r"[1-9][0-9]{0,4}")
 
+def _declared(settings: Mapping[str, SettingKind] | None) -> Mapping[str, SettingKind]:
+    """The keys a context may hold: the settings the registered providers declare."""
+    if settings is not None:
+        return settings
+    from runtime.home.registry import load_registry
 
-def host_problem(value: str) -> str | None:
-    """Why ``value`` is not ``name[:port]``, or ``None``.
-
-    ``name`` is a DNS name (letters, digits and '-' in dot-separated labels of
-    at most 63 characters, 253 in all), an IPv4 address, or an IPv6 address in
-    brackets; ``port`` is 1-65535. Nothing else: no scheme, user, path, query,
-    zone or whitespace.
-    """
-    if value.startswith("["):
-        inside, closed, rest = value[1:].partition("]")
-        if not closed:
-            return "the IPv6 bracket is not closed"
-        if "%" in inside:
-            return "a zone (%...) is not part of a host"
-        try:
-            ipaddress.IPv6Address(inside)
-        except ValueError:
-            return f"'{inside}' is not an IPv6 address"
-        port = rest[1:] if rest.startswith(":") else None
-        if rest and port is None:
-            return "only ':PORT' may follow the IPv6 address"
-    else:
-        if "://" in value:
-            return "it is a URL; give only its host"
-        for char, what in (("@", "a user"), ("/", "a path"), ("?", "a query"), ("#", "a fragment")):
-            if char in value:
-                return f"it carries {what} ('{char}')"
-        name, colon, port_text = value.partition(":")
-        port = port_text if colon else None
-        if port is not None and ":" in port:
-            return "an IPv6 address must be written in brackets ([2001:db8::1]:8443)"
-        if not name:
-            return "the host name is empty"
-        labels = name.split(".")
-        if len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
-            return "a host name is letters, digits and '-' in labels separated by '.'"
-        if labels[-1].isdigit():
-            try:
-                ipaddress.IPv4Address(name)
-            except ValueError:
-                return f"'{name}' is not an IPv4 address"
-    if port is not None and not (_PORT.fullmatch(port) and int(port) <= 65535):
-        return "the port must be a number from 1 to 65535"
-    return None
-
-
-def host_error(key: str, value: str) -> str | None:
-    """The refusal of a host ``value`` for ``key``, or ``None`` when it is ``name[:port]``."""
-    problem = host_problem(value)
-    if problem is None:
-        return None
-    return f"{key} must be {HOST_FORM}, not {value!r} ({problem})"
-
-
-# A checker per key: the refusal of a value, or None. Only hosts have a form to check.
-_CHECKS = {"github_host": host_error}
+    return {s.name: s for p in load_registry().providers.values() for s in p.settings}
 
 
 @dataclass
@@ -102,15 +50,20 @@ class ContextsFileError(UsageError):
 class ContextStore:
     """``contexts.json`` in Home: {"active": name, "contexts": {name: {key: value}}}."""
 
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: Home, settings: Mapping[str, SettingKind] | None = None) -> None:
+        self.settings = _declared(settings)
         self.home = home
         self.path = home.contexts_file
 
     # -- reading --------------------------------------------------------------------------
+    def _refusal(self, key: str, value: str) -> str | None:
+        check = self.settings[key].check if key in self.settings else None
+        return check(value) if value and check is not None else None
+
     def _repair_hint(self) -> str:
         return (
             f"fix {self.path} by hand (JSON: "
-            '{"active": NAME, "contexts": {NAME: {"github_host": HOST, "organization": ORG}}}), '
+            '{"active": NAME, "contexts": {NAME: {KEY: VALUE}}}), '
             f"or move it away (mv {self.path} {self.path}.broken) and create your contexts "
             "again with `runtime context set NAME key=value`"
         )
@@ -161,11 +114,11 @@ class ContextStore:
                     where, f'context "{name}" must be an object of keys, not {_kind(entry)}'
                 )
             for key, value in entry.items():
-                if key not in CONTEXT_KEYS:
+                if key not in self.settings:
                     raise self._malformed(
                         where,
                         f'context "{name}" has an unknown key "{key}" '
-                        f"(known: {', '.join(CONTEXT_KEYS)})",
+                        f"(known: {', '.join(self.settings)})",
                     )
                 if not isinstance(value, str):
                     raise self._malformed(
@@ -176,7 +129,7 @@ class ContextStore:
         """The context, its values checked when it is about to be used."""
         if check:
             for key, value in entry.items():
-                refusal = _CHECKS[key](key, value) if value and key in _CHECKS else None
+                refusal = self._refusal(key, value)
                 if refusal is not None:
                     raise ContextsFileError(
                         f"{self.path}: context '{name}': {refusal}",
@@ -229,11 +182,11 @@ class ContextStore:
                 f"'{target}' is not a valid context name", hint="letters, digits, '.', '_' and '-'"
             )
         for key, value in pairs.items():
-            if key not in CONTEXT_KEYS:
+            if key not in self.settings:
                 raise UsageError(
-                    f"unknown context key '{key}'", hint="known keys: " + ", ".join(CONTEXT_KEYS)
+                    f"unknown context key '{key}'", hint="known keys: " + ", ".join(self.settings)
                 )
-            refusal = _CHECKS[key](key, value) if value and key in _CHECKS else None
+            refusal = self._refusal(key, value)
             if refusal is not None:
                 raise UsageError(refusal, hint=f"for example {key}=ghe.example.com")
         entry = data["contexts"].setdefault(target, {})

@@ -4,7 +4,7 @@ Runtime-owned (rewritten to match the installed version): ``specs/``, the
 ``version`` file and ``manifest.json`` (sha256 of each runtime-owned file).
 ``temporaries.key`` is runtime's too: a random secret created once (0600)
 that the files provider keys its temporary file names with
-(:func:`temporaries_key`), so that it only ever sweeps files it created.
+(:func:`home_key`), so that it only ever sweeps files it created.
 User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
 ``contexts.json``, ``capabilities/``, ``audit/``.
 
@@ -212,13 +212,14 @@ def _read_key(path: Path) -> bytes | None:
     return key if len(key) >= _KEY_BYTES else None
 
 
-def temporaries_key(root: Path) -> bytes | None:
-    """Home's secret for naming temporary files: read, or created once (0600) under the lock.
+def home_key(root: Path, purpose: str) -> bytes | None:
+    """Home's secret for ``purpose`` (``temporaries``: naming temporary files), read, or
+    created once (0600, ``PURPOSE.key``) under the lock.
 
     ``None`` when Home cannot hold one (not writable): the caller then uses a key of its
     own for this process, and its temporaries are never recognised by a later sweep.
     """
-    path = root / TEMPORARIES_KEY
+    path = root / f"{purpose}.key"
     try:
         key = _read_key(path)
         if key is not None:

@@ -10,19 +10,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
 from runtime.plan.binary import gh_targets, input_misuses
-from runtime.plan.policy import Decision
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
     Binding,
     BindingProblem,
     BoundCall,
+    Decision,
+    Inspection,
     Operation,
     Piece,
     bind,
@@ -31,35 +32,6 @@ from runtime.provider import (
 )
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
-
-
-class ApiRoute(NamedTuple):
-    """A documented API operation: method, path template and its OpenAPI operationId."""
-
-    method: str
-    path: str
-    operation_id: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"method": self.method, "path": self.path, "operation_id": self.operation_id}
-
-
-@dataclass
-class Inspection:
-    """What a provider says about a call before it runs (no side effects)."""
-
-    decision: Decision | None = (
-        None  # a refusal beyond the generic rules (e.g. a path outside the roots)
-    )
-    notes: list[str] = field(default_factory=list)  # e.g. "ORG from context 'work': acme"
-    hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
-    paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
-    credential_host: str | None = None
-    # args the call cannot take as resolved (an input value that would change a REST
-    # route): invalid inputs, refused at plan time with exit 2 at the arg's position
-    problems: list[BindingProblem] = field(default_factory=list)
-    # the documented API operation the call is sent to, when the provider knows it
-    route: ApiRoute | None = None
 
 
 @dataclass
@@ -178,21 +150,26 @@ def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
     )
 
 
-def _pinned(program: str, args: list[str], host: str, decision: Decision) -> Decision:
+def _hosts(services: Any, credential: str, host: str) -> tuple[str, ...]:
+    """``host`` and the other names its programs may use for it (github.com:
+    api.github.com), as the provider of the credential declares."""
+    aliases = services.auth.kind(credential).host_aliases
+    return (host, *(aliases(host) if aliases is not None else ()))
+
+
+def _pinned(program: str, args: list[str], hosts: tuple[str, ...], decision: Decision) -> Decision:
     """gh talks only to the host its credential is for: a ``--repo HOST/...``, a URL or a
     ``--hostname`` naming another host is refused (the token would go there)."""
     if program != "gh":
         return decision
-    allowed = {host.lower()}
-    if host.lower() == "github.com":
-        allowed.add("api.github.com")
+    allowed = {h.lower() for h in hosts}
     for what, target in gh_targets(args):
         if target not in allowed:
             return Decision(
                 False,
                 "built-in: gh is pinned to its host",
-                f"'{what}' names the host {target}, not {host}, which gh's token is for",
-                "gh talks only to the GitHub host of the run (the context's github_host); "
+                f"'{what}' names the host {target}, not {hosts[0]}, which gh's token is for",
+                "gh talks only to the host of the run (the context's host setting); "
                 "name repositories as OWNER/REPO",
             )
     return decision
@@ -271,15 +248,18 @@ def plan_step(
     if step.binary is not None:
         found_path = ws.which(step.binary)
         real_name = os.path.basename(os.path.realpath(found_path)) if found_path else None
+        owner = ws.registry.program_owner(step.binary)
         decision = policy.decide_binary(
             step.binary,
             resolved,
             authored=texts if step.line else None,  # a typed command has no authored form
             real_name=real_name,
+            api_owner=owner.name if owner is not None else None,
         )
         credential = policy.credential_for_binary(step.binary)
         if decision.allowed and credential is not None:
-            decision = _pinned(step.binary, resolved, services.auth.default_host(), decision)
+            host = services.auth.default_host(credential)
+            decision = _pinned(step.binary, resolved, _hosts(services, credential, host), decision)
         path = found_path if decision.allowed else None
         return PlannedStep(
             step.index,
@@ -325,21 +305,19 @@ def plan_step(
             operation.program,
             [*operation.words, *resolved[n:]],
             authored=[*operation.words, *texts[n:]] if step.line else None,
+            api_owner=provider.name,
         )
-    inspect = getattr(provider, "inspect", None)
-    if inspect is None:
-        inspection = Inspection()
-    else:
-        inspection = inspect(operation, call, ws, services)
-        if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
-            decision = inspection.decision
-    if decision.allowed and operation.program is not None and inspection.credential_host:
-        decision = _pinned(
-            operation.program,
-            [*operation.words, *resolved[n:]],
-            inspection.credential_host,
-            decision,
-        )
+    inspection = provider.inspect(operation, call, services)
+    if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
+        decision = inspection.decision
+    if (
+        decision.allowed
+        and operation.program is not None
+        and operation.credential is not None
+        and inspection.credential_host
+    ):
+        hosts = _hosts(services, operation.credential, inspection.credential_host)
+        decision = _pinned(operation.program, [*operation.words, *resolved[n:]], hosts, decision)
     return PlannedStep(
         step.index,
         step,

@@ -13,34 +13,12 @@ import fnmatch
 import ipaddress
 import socket
 from typing import NamedTuple
-from urllib.parse import SplitResult, urlsplit
 
 LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa")
 
 
-def split_url(url: str) -> SplitResult:
-    """``urlsplit(url)``, with the port checked too.
-
-    ``urlsplit`` refuses an unclosed IPv6 bracket at once but a port that is
-    not a number in 0-65535 only when ``.port`` is read, which code asking for
-    the host or the origin later does; both raise :class:`ValueError` here.
-    """
-    parts = urlsplit(url)
-    _ = parts.port
-    return parts
-
-
-def setting_url(url: str, variable: str) -> SplitResult:
-    """A URL set in ``variable`` (GITHUB_API_URL...), split; :class:`ValueError`, with a
-    message naming the variable, if it cannot be read or carries a user or password
-    (a host is never ``user:password@host``, and the token has a store of its own)."""
-    try:
-        parts = split_url(url)
-    except ValueError as exc:
-        raise ValueError(f"{variable}={url!r} is not a valid URL ({exc})") from None
-    if parts.username is not None or parts.password is not None:
-        raise ValueError(f"{variable} must not carry credentials in the URL")
-    return parts
+from runtime.provider import setting_url as setting_url  # noqa: E402
+from runtime.provider import split_url as split_url  # noqa: E402
 
 
 class NetworkRule(NamedTuple):

@@ -22,7 +22,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from runtime.errors import InvalidPolicy
 from runtime.plan.binary import (
@@ -35,18 +35,9 @@ from runtime.plan.binary import (
     option_values,
 )
 from runtime.problems import Problem
+from runtime.provider import Decision
 
 NEVER_BINARIES = frozenset({"runtime"})
-
-
-class Decision(NamedTuple):
-    allowed: bool
-    rule: str  # which rule decided, e.g. "allowed_binaries: git (default)"
-    reason: str = ""
-    hint: str = ""  # what a refused author can do instead
-
-    def to_json(self) -> dict[str, Any]:
-        return {"allowed": self.allowed, "rule": self.rule, "reason": self.reason}
 
 
 @dataclass
@@ -95,9 +86,12 @@ class Policy:
         *,
         authored: Sequence[str] | None = None,
         real_name: str | None = None,
+        api_owner: str | None = None,
     ) -> Decision:
         """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
-        args as written in the capability (None for a command typed by the user)."""
+        args as written in the capability (None for a command typed by the user);
+        ``api_owner`` the provider whose ``api`` operation the program's ``api`` subcommand
+        stands for (github for gh)."""
         if name in NEVER_BINARIES or real_name in NEVER_BINARIES:
             return Decision(
                 False, "built-in: runtime never runs itself", "no capability-to-capability calls"
@@ -120,7 +114,7 @@ class Policy:
             )
         sub = find_subcommand(name, args)
         if name in self.allowed_subcommands:
-            decision = self._decide_subcommand(name, args, sub)
+            decision = self._decide_subcommand(name, args, sub, api_owner)
             if decision is not None:
                 return decision
         if name == "gh":
@@ -155,7 +149,7 @@ class Policy:
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
 
     def _decide_subcommand(
-        self, name: str, args: Sequence[str], sub: Subcommand
+        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: str | None
     ) -> Decision | None:
         allowed = self.allowed_subcommands[name]
         listing = ", ".join(sorted(allowed))
@@ -185,17 +179,17 @@ class Policy:
                 "configuration written by a capability could make git run programs; "
                 "set it in the repository yourself if it is really needed",
             )
-        if name == "gh" and sub.name == "api":
+        if name == "gh" and sub.name == "api" and api_owner is not None:
             call = gh_api_call(rest)
             if call.problem:
                 return Decision(
                     False,
                     "built-in: gh api must be readable",
                     call.problem,
-                    "runtime decides gh api like the github provider's api operation; "
+                    f"runtime decides gh api like the {api_owner} provider's api operation; "
                     "use the options gh documents (-X, -f, -F, -H, --jq, --paginate...)",
                 )
-            decision = self.decide_operation("github", ["api", call.method, call.route])
+            decision = self.decide_operation(api_owner, ["api", call.method, call.route])
             if not decision.allowed:
                 return decision._replace(
                     reason=decision.reason or f"gh api {call.method} {call.route}",

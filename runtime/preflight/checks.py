@@ -421,7 +421,7 @@ def check_credential(req: Requirement, ctx: Context) -> Check:
         if ctx.ws.environ.get(var):
             return Check(req, TRUE, TRUE, f"{var} is set")
         return Check(req, TRUE, FALSE, f"{var} is not set", f"export {var}=...")
-    host = req.target.get("host") or auth.default_host()
+    host = req.target.get("host") or auth.default_host(req.target["name"])
     found = auth.lookup(req.target["name"], host)
     if found.credential is None:
         why = f" ({found.problem})" if found.problem else ""
@@ -431,7 +431,7 @@ def check_credential(req: Requirement, ctx: Context) -> Check:
             FALSE,
             f"no {req.target['name']} credential for {host}: looked in "
             f"{', '.join(found.tried)}{why}",
-            auth.fix_hint(host, found.problem is not None),
+            auth.fix_hint(req.target["name"], host, found.problem is not None),
         )
     if not ctx.live:
         return Check(
@@ -464,22 +464,17 @@ def _covered(scope: str, granted: set[str]) -> bool:
 
 
 def _live_credential(req: Requirement, ctx: Context, host: str, token: str, source: str) -> Check:
-    from runtime.execution import StepError
+    from runtime.provider import StepError
 
     stamp = _stamp(ctx)
-    provider = ctx.ws.registry.get("github")
-    checker = getattr(provider, "check_token", None)
-    if checker is None:
-        return Check(
-            req, TRUE, UNKNOWN, "the github provider cannot check tokens", checked_at=stamp
-        )
-    environ = {
-        **ctx.ws.environ,
-        "RUNTIME_GITHUB_TIMEOUT": str(LIVE_TIMEOUT),
-        "RUNTIME_GITHUB_MAX_WAIT": "0",
-    }
+    name = req.target["name"]
+    provider = ctx.ws.registry.credential_owner(name)
     try:
-        user = checker(environ, ctx.services, host, token)
+        if provider is None:
+            raise NotImplementedError
+        user = provider.check_token(ctx.services, host, token, LIVE_TIMEOUT)
+    except NotImplementedError:
+        return Check(req, TRUE, UNKNOWN, f"no live check of {name} tokens", checked_at=stamp)
     except StepError as exc:
         status = exc.http_status
         if status == 401:
@@ -488,12 +483,12 @@ def _live_credential(req: Requirement, ctx: Context, host: str, token: str, sour
                 TRUE,
                 FALSE,
                 f"the token from {source} was rejected by {host} (401)",
-                ctx.services.auth.fix_hint(host),
+                ctx.services.auth.fix_hint(name, host),
                 checked_at=stamp,
             )
         if status is not None:
             return Check(
-                req, TRUE, FALSE, f"{host} answered {status} to GET /user", checked_at=stamp
+                req, TRUE, FALSE, f"{host} answered {status} to the token check", checked_at=stamp
             )
         return Check(
             req,
@@ -504,7 +499,7 @@ def _live_credential(req: Requirement, ctx: Context, host: str, token: str, sour
             checked_at=stamp,
         )
     needed = req.target.get("scopes") or []
-    scopes = user.get("scopes")
+    scopes: list[str] | None = user.get("scopes")  # type: ignore[assignment]
     login = user.get("login")
     if needed and scopes is None:
         return Check(
@@ -548,15 +543,17 @@ def check_host(req: Requirement, ctx: Context) -> Check:
 
 def _live_host(req: Requirement, ctx: Context, host: str) -> Check:
     """A bounded, read-only GET of the API root: does the host answer at all?"""
-    from runtime.execution import StepError
+    from runtime.provider import StepError
 
     stamp = _stamp(ctx)
-    provider = ctx.ws.registry.get("github")
-    pinger = getattr(provider, "ping", None)
-    if pinger is None:
-        return Check(req, TRUE, UNKNOWN, f"no live check for {host}", checked_at=stamp)
+    planned = next((s for s in ctx.plan.steps if s.index == req.step), None)
+    provider = ctx.ws.registry.get(planned.provider or "") if planned is not None else None
     try:
-        status = pinger(ctx.ws.environ, ctx.services, host, LIVE_TIMEOUT, LIVE_MAX_BYTES)
+        if provider is None:
+            raise NotImplementedError
+        status = provider.ping(ctx.services, host, LIVE_TIMEOUT, LIVE_MAX_BYTES)
+    except NotImplementedError:
+        return Check(req, TRUE, UNKNOWN, f"no live check for {host}", checked_at=stamp)
     except StepError:
         return Check(
             req,
@@ -747,7 +744,7 @@ def check_context_source(req: Requirement, ctx: Context) -> Check:
         return Check(req, TRUE, UNKNOWN, f"{shown} is checked only with --live")
     import httpx
 
-    from runtime.execution import StepError
+    from runtime.provider import StepError
 
     stamp = _stamp(ctx)
     try:

@@ -68,9 +68,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from runtime.home.auth import keyring_service
 from tests.adversarial.conftest import FULL, dump_binary, fake_binary, user_policy
-from tests.conftest import RUNTIME_BIN, Result, capability, require_tool, write
+from tests.conftest import RUNTIME_BIN, Result, capability, keyring_service, require_tool, write
 from tests.github_double import GitHubDouble
 from tests.memory_keyring import SELECTOR, use_memory_keyring
 
@@ -539,7 +538,7 @@ def force_internal_errors(s: Scene) -> None:
         (client.GitHubHTTP, "request", ("github", "user", "get"), 1),
         (client.GitHubHTTP, "request", ("capability", "execute", "ok.md"), 1),
         (AuthEngine, "lookup", ("auth", "status"), 70),
-        (AuthEngine, "binary_environment", ("capability", "execute", "gh-binary.md"), 1),
+        (AuthEngine, "program_environment", ("capability", "execute", "gh-binary.md"), 1),
     ]
     for owner, name, args, code in cases:
         with pytest.MonkeyPatch.context() as mp:

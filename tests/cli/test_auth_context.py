@@ -18,8 +18,7 @@ from pathlib import Path
 import keyring.core
 import pytest
 
-from runtime.home.auth import keyring_service
-from tests.conftest import Result, capability, check_schema, write
+from tests.conftest import Result, capability, check_schema, keyring_service, write
 from tests.github_double import DEFAULT_SCOPES, GitHubDouble
 from tests.memory_keyring import SELECTOR, BrokenKeyring, use_memory_keyring
 

@@ -249,7 +249,7 @@ def test_execution_checks_again_without_the_plan(
 ) -> None:
     """Defence in depth: with the plan-time check gone, the step itself still refuses."""
     from providers.files import ops
-    from runtime.plan.build import Inspection
+    from runtime.provider import Inspection
 
     monkeypatch.setattr(ops, "inspect", lambda *args: Inspection())
     write(work / ".git" / "config", "[core]\n")

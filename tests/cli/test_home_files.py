@@ -71,11 +71,12 @@ def test_a_temporary_runtime_left_is_swept_by_the_next_write(
     cli: Callable[..., Result], work: Path, home: Path
 ) -> None:
     from providers.files.ops import TempNames
+    from runtime.home.layout import home_key
 
     assert cli("files", "write", "x.txt", "one").code == 0  # Home and its key exist
     key = home / "temporaries.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
-    names = TempNames(home)
+    names = TempNames(lambda: home_key(home, "temporaries"))
     dead = dead_pid()
     left = [names.new("x.txt", pid=dead), names.new("other.txt", pid=dead)]
     running = names.new("x.txt", pid=os.getppid())  # a writer that is still alive

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.home.auth import keyring_service
-from tests.conftest import RUNTIME_BIN, Result, capability, check_schema, write
+from tests.conftest import RUNTIME_BIN, Result, capability, check_schema, keyring_service, write
 from tests.github_double import GitHubDouble
 from tests.memory_keyring import SELECTOR, use_memory_keyring
 

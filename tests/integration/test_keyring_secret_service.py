@@ -64,12 +64,14 @@ from keyring.backends import fail
 
 from runtime.errors import MissingCredential
 from runtime.exitcodes import ExitCode
-from runtime.home.auth import DEFAULT_HOST, AuthEngine, KeyringUnavailable, keyring_service
+from runtime.home.auth import AuthEngine, KeyringUnavailable
 from runtime.redact import REDACTED, Redactor
 from runtime.workspace import Workspace
-from tests.conftest import Result, require_tool
+from tests.conftest import Result, keyring_service, require_tool
 from tests.github_double import GitHubDouble
 from tests.memory_keyring import BrokenKeyring, MemoryKeyring
+
+DEFAULT_HOST = "github.com"
 
 TOKEN = "rt-keyring-token-5d1c9e0b7a"
 OTHER = "rt-env-token-8e2f4a6c13"
@@ -103,7 +105,7 @@ def test_store_lookup_delete_roundtrip(tmp_path: Path) -> None:
         f"keyring ({keyring_service(GHE)})",
     )
 
-    engine.store(GHE, TOKEN)
+    engine.store("github", GHE, TOKEN)
     assert store == {("runtime:github:ghe.example.com", "token"): TOKEN}
 
     found = engine.lookup("github", GHE)
@@ -118,19 +120,19 @@ def test_store_lookup_delete_roundtrip(tmp_path: Path) -> None:
     # one host's token is not another host's
     assert engine.lookup("github", DEFAULT_HOST).credential is None
 
-    assert engine.delete(GHE) is True
+    assert engine.delete("github", GHE) is True
     assert store == {}
     assert engine.lookup("github", GHE).credential is None
-    assert engine.delete(GHE) is False
+    assert engine.delete("github", GHE) is False
 
 
 def test_binary_environment_per_host(tmp_path: Path) -> None:
     engine, _ = make_engine(tmp_path, MemoryKeyring(store={}))
-    engine.store(DEFAULT_HOST, TOKEN)
-    engine.store(GHE, OTHER)
+    engine.store("github", DEFAULT_HOST, TOKEN)
+    engine.store("github", GHE, OTHER)
     config = str(tmp_path / "gh-config")
-    public = engine.binary_environment("github", DEFAULT_HOST, config)
-    enterprise = engine.binary_environment("github", GHE, config)
+    public = engine.program_environment("github", DEFAULT_HOST, config)
+    enterprise = engine.program_environment("github", GHE, config)
     assert public["GH_TOKEN"] == TOKEN and "GH_ENTERPRISE_TOKEN" not in public
     assert enterprise["GH_ENTERPRISE_TOKEN"] == OTHER and "GH_TOKEN" not in enterprise
     assert (public["GH_HOST"], enterprise["GH_HOST"]) == (DEFAULT_HOST, GHE)
@@ -141,7 +143,7 @@ def test_binary_environment_per_host(tmp_path: Path) -> None:
 def test_environment_variable_wins_over_keyring(tmp_path: Path) -> None:
     backend = MemoryKeyring(store={})
     engine, redactor = make_engine(tmp_path, backend, RUNTIME_GITHUB_TOKEN=OTHER)
-    engine.store(GHE, TOKEN)
+    engine.store("github", GHE, TOKEN)
     found = engine.lookup("github", GHE)
     assert found.credential is not None
     assert found.credential.value == OTHER
@@ -160,7 +162,7 @@ def test_environment_variable_needs_no_keyring_at_all(tmp_path: Path) -> None:
 
 def test_empty_environment_variable_falls_through_to_keyring(tmp_path: Path) -> None:
     engine, _ = make_engine(tmp_path, MemoryKeyring(store={}), RUNTIME_GITHUB_TOKEN="")
-    engine.store(GHE, TOKEN)
+    engine.store("github", GHE, TOKEN)
     found = engine.lookup("github", GHE)
     assert found.credential is not None
     assert found.credential.source == "keyring"
@@ -204,9 +206,9 @@ def test_detected_fail_keyring_says_no_backend(
     assert found.problem is not None
     assert found.problem.startswith("no keyring backend is available on this machine")
     with pytest.raises(KeyringUnavailable):
-        engine.store(DEFAULT_HOST, TOKEN)
+        engine.store("github", DEFAULT_HOST, TOKEN)
     with pytest.raises(KeyringUnavailable):
-        engine.delete(DEFAULT_HOST)
+        engine.delete("github", DEFAULT_HOST)
     with pytest.raises(MissingCredential) as info:
         engine.require("github", DEFAULT_HOST)
     assert "no keyring backend is available" in info.value.message

@@ -6,37 +6,31 @@ from pathlib import Path
 from typing import Any
 
 from runtime.execute.binaries import child_environment
-from runtime.execution import StepEnvironment
 from runtime.plan.policy import Policy
 from runtime.redact import Redactor
-from runtime.services import Services
+from runtime.services import RunServices
+from runtime.workspace import Workspace
 
 
 class _Auth:
-    def default_host(self) -> str:
+    def default_host(self, credential: str) -> str:
         return "github.com"
 
-    def binary_environment(self, credential: str, host: str, config_dir: str) -> dict[str, str]:
+    def program_environment(self, credential: str, host: str, config_dir: str) -> dict[str, str]:
         return {"GH_TOKEN": "ghp_" + "t" * 36, "GH_CONFIG_DIR": config_dir}
 
 
 def test_a_mapped_credential_does_not_reach_the_next_binary_of_the_run(tmp_path: Path) -> None:
-    services = Services(None, Redactor())  # type: ignore[arg-type]
-    services.__dict__["auth"] = _Auth()  # the cached Auth Engine, replaced
     environ = {"PATH": "/usr/bin", "HOME": "/home/u", "SECRET_THING": "s3cret"}
-    env = StepEnvironment(
-        cwd=tmp_path,
-        environ=environ,
-        policy=Policy(binary_environment={"PATH": "default", "HOME": "default"}),
-        redactor=Redactor(),
-        services=services,
-        timeout=10,
-    )
+    ws = Workspace(environ=environ, cwd=tmp_path)
+    ws.__dict__["policy"] = Policy(binary_environment={"PATH": "default", "HOME": "default"})
+    services = RunServices(ws, Redactor())
+    services.__dict__["auth"] = _Auth()  # the cached Auth Engine, replaced
     mapped: dict[str, Any] = child_environment(
-        env, "gh", "/usr/bin/gh", "github", None, str(tmp_path)
+        services, "gh", "/usr/bin/gh", "github", None, str(tmp_path)
     )
     assert mapped["GH_TOKEN"].startswith("ghp_") and mapped["PATH"] == "/usr/bin"
-    plain = child_environment(env, "jq", "/usr/bin/jq", None, None)
+    plain = child_environment(services, "jq", "/usr/bin/jq", None, None)
     assert plain == {"PATH": "/usr/bin", "HOME": "/home/u"}
     environ["PATH"] = "/changed"  # looked up once per run: the run's first answer stands
-    assert child_environment(env, "jq", "/usr/bin/jq", None, None)["PATH"] == "/usr/bin"
+    assert child_environment(services, "jq", "/usr/bin/jq", None, None)["PATH"] == "/usr/bin"

@@ -14,10 +14,11 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
+from runtime.home.layout import home_key
 
 # Make the repository root importable however pytest is started.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -26,10 +27,11 @@ from providers.files import OPERATIONS
 from providers.files import ops as files_ops
 from providers.files.confine import Confined, confine, open_parent
 from runtime.errors import PolicyRefusal
-from runtime.execution import StepEnvironment, StepError, StepOutcome
 from runtime.plan.policy import Policy, load_policy
-from runtime.provider import BoundCall
+from runtime.provider import BoundCall, StepEnvironment, StepError, StepOutcome
 from runtime.redact import Redactor
+from runtime.services import RunServices
+from runtime.workspace import Workspace
 
 OPS = {op.words[0]: op for op in OPERATIONS}
 
@@ -81,14 +83,9 @@ def make_env(
     write: list[Path] | None = None,
     read: list[Path] | None = None,
 ) -> StepEnvironment:
-    return StepEnvironment(
-        cwd=cwd or root,
-        environ={"RUNTIME_HOME": str(runtime_home(root))},
-        policy=make_policy(read or [root], write),
-        redactor=Redactor(),
-        services=None,  # type: ignore[arg-type]
-        timeout=10,
-    )
+    ws = Workspace(environ={"RUNTIME_HOME": str(runtime_home(root))}, cwd=cwd or root)
+    ws.__dict__["policy"] = make_policy(read or [root], write)  # the run's policy, pinned
+    return StepEnvironment(run=RunServices(ws, Redactor()), timeout=10)
 
 
 def bound(word: str, *args: str) -> BoundCall:
@@ -120,8 +117,8 @@ def failed(env: StepEnvironment, word: str, *args: str) -> StepError:
 def inspect(
     root: Path, word: str, *args: str, cwd: Path | None = None, write: list[Path] | None = None
 ) -> Any:
-    ws = SimpleNamespace(policy=make_policy([root], write), cwd=cwd or root)
-    return files_ops.inspect(OPS[word], bound(word, *args), ws, None)  # type: ignore[arg-type]
+    env = make_env(root, cwd=cwd, write=write)
+    return files_ops.inspect(OPS[word], bound(word, *args), env.run)
 
 
 def temp_files(folder: Path) -> list[str]:
@@ -718,7 +715,7 @@ def _dead_pid() -> int:
 
 def test_stale_temp_files_are_swept(root: Path) -> None:
     dead = _dead_pid()
-    names = files_ops.TempNames(runtime_home(root))
+    names = files_ops.TempNames(lambda: home_key(runtime_home(root), "temporaries"))
     stale = root / names.new("f.txt", pid=dead)
     live = root / names.new("f.txt", pid=os.getppid())
     other = root / names.new("g.txt", pid=dead)
@@ -735,9 +732,13 @@ def test_stale_temp_files_are_swept(root: Path) -> None:
 def test_the_sweep_never_deletes_a_file_runtime_did_not_name(root: Path, base: Path) -> None:
     """Only names tagged with this Home's key are runtime's: look-alikes stay."""
     dead = _dead_pid()
-    genuine = files_ops.TempNames(runtime_home(root)).new("f.txt", pid=dead)
+    genuine = files_ops.TempNames(lambda: home_key(runtime_home(root), "temporaries")).new(
+        "f.txt", pid=dead
+    )
     tag = genuine.rsplit("-", 1)[1]
-    foreign = files_ops.TempNames(base / "another-home").new("f.txt", pid=dead)
+    foreign = files_ops.TempNames(lambda: home_key(base / "another-home", "temporaries")).new(
+        "f.txt", pid=dead
+    )
     lookalikes = [
         f".f.txt.runtime-tmp-{dead}-abc123",  # the old format
         f".f.txt.runtime-tmp-{dead}-0123456789ab-0123456789abcdef",  # the shape, a wrong tag
