@@ -1,94 +1,277 @@
-"""The pipeline in one place: load -> validate -> resolve -> (preflight) -> plan/policy -> execute -> record.
+"""The program's table of contents: the stations every command walks, in order.
 
-Each function is one station or a short run of them; the CLI calls them in
-order and renders what they return. Errors are values (problems) until a
-station must stop the command, then a :class:`~runtime.errors.RuntimeFailure`
-carries the documented exit code.
+    load -> validate -> resolve -> policy -> preflight -> execute -> record
+
+Each station takes the run so far and carries it one station further (nox's
+workflow is the model). A command is a prefix of the walk:
+
+    capability validate, show, completion    load, validate
+    capability plan, policy check             ... resolve, policy (and an offline preflight)
+    capability preflight                      ... preflight
+    capability execute, runtime PROVIDER ...  ... execute, record
+
+How far a problem stops the walk depends on the run's :class:`Mode`: while
+inspecting (validate) problems are collected; while planning, an invalid
+capability stops the walk and refusals are shown; when executing, a refusal
+stops the walk before anything runs and is recorded in the audit log. The CLI
+parses arguments, calls :func:`walk` and renders the run it gets back; it
+never calls a station itself.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-from dataclasses import dataclass
-from typing import Any
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from runtime.document.catalog import Target, resolve_one
-from runtime.document.loader import Document
 from runtime.document.model import Arg, Capability, Step
-from runtime.document.validate import Validation, validate_file
-from runtime.errors import (
-    InvalidCapability,
-    MissingCapability,
-    PolicyRefusal,
-    RuntimeFailure,
-    UsageError,
-)
-from runtime.execute.engine import Reporter, RunResult, execute_plan
-from runtime.plan.build import Plan, build_plan
-from runtime.plan.network import NetworkRule
-from runtime.plan.substitute import check_inputs, check_sizes
+from runtime.errors import InvalidCapability, PolicyRefusal, RuntimeFailure, UsageError
 from runtime.problems import Problem
-from runtime.provider import bind, match_operation
-from runtime.redact import Redactor
-from runtime.services import Services
-from runtime.workspace import Workspace
+from runtime.redact import SECRET_NAME, Redactor
+
+if TYPE_CHECKING:
+    from runtime.document.catalog import Target
+    from runtime.document.validate import Resolved
+    from runtime.execute.engine import Reporter, RunResult
+    from runtime.plan.build import Plan
+    from runtime.preflight.checks import Report
+    from runtime.services import RunServices
+    from runtime.workspace import Workspace
+
+
+class Mode(enum.Enum):
+    INSPECT = "inspect"  # collect every problem; stop nowhere (validate, show)
+    PLAN = "plan"  # an invalid capability stops; refusals are shown (plan, policy check)
+    PREFLIGHT = "preflight"  # as PLAN; missing inputs are unmet requirements, not errors
+    EXECUTE = "execute"  # any refusal stops before anything runs, and is recorded
 
 
 @dataclass
-class Prepared:
-    target: Target | None
-    capability: Capability
-    inputs: dict[str, str]
-    plan: Plan
-    services: Services
-    redactor: Redactor
-    warnings: list[Problem]
+class Run:
+    """What flows through the stations: what was asked, and what each station found."""
 
+    ws: Workspace
+    mode: Mode
+    name: str | None = None  # the capability as the user named it (a path or a name)
+    inputs: dict[str, str] = field(default_factory=dict)
+    # options of the stations that use them
+    strict: bool = False  # preflight: Unknown readiness blocks too
+    live: bool = False  # preflight: bounded read-only network checks
+    runner_capabilities: tuple[str, ...] | None = None
+    timeout: float | None = None  # execute: per-step limit (default: the policy's)
+    reporter: Reporter | None = None  # execute: how the CLI follows the steps
+    run_id: str = ""
+    # what the stations found
+    target: Target | None = None
+    capability: Capability | None = None
+    problems: list[Problem] = field(default_factory=list)
+    resolved: Resolved = field(default_factory=dict)
+    redactor: Redactor = field(default_factory=Redactor)
+    services: RunServices | None = None
+    plan: Plan | None = None
+    report: Report | None = None
+    result: RunResult | None = None
 
-def validated(ws: Workspace, name: str) -> tuple[Target, Validation]:
-    target = resolve_one(name, ws.sources, ws.cwd)
-    result = validate_file(target.path, target.display, ws.registry, ws.policy)
-    if not result.ok:
-        errors = [p for p in result.problems if p.is_error]
-        raise InvalidCapability(
-            f"{target.display} is not a valid capability ({len(errors)} error{'s' if len(errors) != 1 else ''}); nothing ran",
-            hint=f"run `runtime capability validate {name}` for details",
-            problems=errors,
+    @property
+    def ok(self) -> bool:
+        return not any(p.is_error for p in self.problems)
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if not p.is_error]
+
+    @property
+    def has_runtime_block(self) -> bool:
+        """Whether the file holds a runtime block at all (validate skips plain Markdown)."""
+        cap = self.capability
+        return (cap is not None and cap.document.runtime_block is not None) or any(
+            p.code == "multiple-runtime-blocks" for p in self.problems
         )
-    return target, result
 
 
-def prepare(
-    ws: Workspace, name: str, inputs: dict[str, str], *, require_inputs: bool = True
-) -> Prepared:
-    """Load, validate, check inputs, resolve and decide policy. ``require_inputs=False`` (preflight)
-    leaves missing required inputs to be reported as unmet requirements."""
-    target, result = validated(ws, name)
-    cap = result.capability
-    check_inputs(cap, inputs, require=require_inputs)
-    check_sizes(cap, inputs)
-    redactor = Redactor()
-    for key, value in inputs.items():
-        from runtime.redact import SECRET_NAME
+# -- the stations ------------------------------------------------------------------------
 
+
+def load(run: Run) -> None:
+    """Find the capability (a path, or a name in the capability sources), read its
+    Markdown and parse its runtime block against the closed grammar."""
+    from runtime.document.catalog import resolve_one
+    from runtime.document.grammar import check_capability
+    from runtime.document.loader import load_document
+
+    if run.capability is not None:  # a typed command: its one step is the capability
+        return
+    ws = run.ws
+    if run.target is None:
+        assert run.name is not None
+        run.target = resolve_one(run.name, ws.sources, ws.cwd)
+    run.capability, problems = check_capability(load_document(run.target.path, run.target.display))
+    run.problems.extend(problems)
+
+
+def validate(run: Run) -> None:
+    """Check each step against what is registered: providers, operations and their form,
+    allowed binaries, inputs referenced. While inspecting, problems are only collected."""
+    from runtime.document.validate import check_steps
+    from runtime.problems import sorted_problems
+
+    cap = _capability(run)
+    if run.target is None:  # a typed command was checked as it was built
+        return
+    run.problems = sorted_problems(
+        [*run.problems, *check_steps(cap, run.ws.registry, run.ws.policy, run.resolved)]
+    )
+    if run.mode is Mode.INSPECT or run.ok:
+        return
+    errors = [p for p in run.problems if p.is_error]
+    plural = "s" if len(errors) != 1 else ""
+    raise InvalidCapability(
+        f"{run.target.display} is not a valid capability ({len(errors)} error{plural}); "
+        "nothing ran",
+        hint=f"run `runtime capability validate {run.name}` for details",
+        problems=errors,
+    )
+
+
+def resolve(run: Run) -> None:
+    """Check the inputs, substitute them, bind each step to its operation or binary and
+    decide it against the policy: the plan. Nothing outside the process changes."""
+    from runtime.plan.build import build_plan
+    from runtime.plan.substitute import check_inputs, check_sizes
+    from runtime.services import RunServices
+
+    cap = _capability(run)
+    if run.mode is Mode.INSPECT:
+        # what the steps infer without inputs (show's requirements): only if they validate
+        if not run.ok:
+            return
+    else:
+        check_inputs(cap, run.inputs, require=run.mode is not Mode.PREFLIGHT)
+        check_sizes(cap, run.inputs)
+    for key, value in run.inputs.items():
         if SECRET_NAME.search(key):
-            redactor.add(value)
-    services = Services(ws, redactor)
-    plan = build_plan(cap, inputs, ws, services, result.resolved)
-    warnings = [p for p in result.problems if not p.is_error]
-    return Prepared(target, cap, inputs, plan, services, redactor, warnings)
+            run.redactor.add(value)
+    run.services = RunServices(run.ws, run.redactor)
+    run.plan = build_plan(cap, run.inputs, run.ws, run.services, run.resolved)
 
 
-def single_step(
-    ws: Workspace, provider: str | None, binary: str | None, args: list[str]
-) -> Prepared:
-    """A one-step capability for `runtime <provider> ...` and `runtime command run`."""
+def policy(run: Run) -> None:
+    """Before executing: one refusal naming every refused step (3), a missing binary or a
+    promise this machine cannot keep for a program (5). Planning shows them instead."""
+    from runtime.plan.gate import enforce
+
+    if run.mode is Mode.EXECUTE and run.plan is not None and run.services is not None:
+        enforce(run.plan, run.services, run.redactor)
+
+
+def preflight(run: Run) -> None:
+    """Check what the capability needs from this machine: declared and inferred
+    requirements, resolution and readiness. Offline unless asked; before executing, a
+    required requirement that is not ready refuses the run."""
+    from runtime.preflight.checks import run_preflight
+    from runtime.preflight.gate import require_ready
+
+    if run.plan is None or run.services is None:
+        return
+    cap = _capability(run)
+    if not cap.document.text:
+        return  # a typed command declares no requirements; its step reports what it lacks
+    run.report = run_preflight(
+        run.ws,
+        run.services,
+        run.plan,
+        run.inputs,
+        live=run.live,
+        strict=run.strict,
+        probe=run.mode is not Mode.PLAN,  # plan starts no process
+        runner_capabilities=run.runner_capabilities,
+    )
+    if run.mode is Mode.EXECUTE:
+        require_ready(run.report)
+
+
+def execute(run: Run) -> None:
+    """Run the steps in order, each announced in the audit log before it runs and recorded
+    after, stopping at the first failure."""
+    from runtime.execute.run import run_plan
+
+    assert run.plan is not None and run.services is not None
+    reporter: Reporter = run.reporter if run.reporter is not None else _Silent()
+    reporter.run_started(run.warnings)
+    timeout = run.timeout if run.timeout is not None else run.ws.policy.timeout()
+    run.result = run_plan(
+        run.plan, run.inputs, run.services, run.redactor, reporter, run.run_id, timeout
+    )
+
+
+def record(run: Run) -> None:
+    """The run's end is recorded (the engine wrote run.end); what the run kept is closed."""
+    if run.services is not None:
+        run.services.close()
+
+
+STATIONS: tuple[Callable[[Run], None], ...] = (
+    load,
+    validate,
+    resolve,
+    policy,
+    preflight,
+    execute,
+    record,
+)
+
+
+def walk(run: Run, until: Callable[[Run], None]) -> Run:
+    """Carry ``run`` through the stations up to and including ``until``.
+
+    When executing, a refusal on the way is recorded in the audit log (the
+    refusal is the answer; nothing ran). Whatever the run opened is closed.
+    """
+    from runtime.execute.audit import new_run_id
+
+    if run.mode is Mode.EXECUTE and not run.run_id:
+        run.run_id = new_run_id(run.ws.clock)
+    try:
+        for station in STATIONS:
+            station(run)
+            if station is until:
+                break
+    except RuntimeFailure as failure:
+        if run.mode is Mode.EXECUTE and run.capability is not None:
+            from runtime.execute.run import record_refusal
+
+            record_refusal(
+                run.ws, run.capability, run.redactor, run.run_id, failure.message, failure.code
+            )
+        raise
+    finally:
+        if run.services is not None:
+            run.services.close()
+    return run
+
+
+def capability_run(ws: Workspace, name: str, mode: Mode, **options: Any) -> Run:
+    """A run of the capability ``name`` (a path, or a name in the capability sources)."""
+    return Run(ws, mode, name=name, **options)
+
+
+def command_run(
+    ws: Workspace, provider: str | None, binary: str | None, args: list[str], **options: Any
+) -> Run:
+    """A one-step run of what the user typed: `runtime PROVIDER ...`, `runtime command run`.
+
+    Its args are literal (no inputs); the step is checked as it is built, so the walk
+    starts at load with the capability already there.
+    """
+    from runtime.document.loader import Document
+    from runtime.provider import bind, match_operation
+
     label = f"runtime {provider or 'command run ' + (binary or '')}"
     if provider is not None:
-        prov = ws.registry.get(provider)
-        assert prov is not None
-        op = match_operation(prov.operations, args)
+        found = ws.registry.get(provider)
+        assert found is not None
+        op = match_operation(found.operations, args)
         if op is None:
             raise UsageError(
                 f"'{' '.join(args[:2])}' is not an operation of '{provider}'",
@@ -104,209 +287,25 @@ def single_step(
                 f"binary '{binary}' is not in allowed_binaries",
                 hint="allowed: " + ", ".join(sorted(ws.policy.allowed_binaries)),
             )
-    doc = Document(label, "", "")
     step = Step(1, provider, binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
-    cap = Capability(label, "", doc, steps=[step])
-    redactor = Redactor()
-    services = Services(ws, redactor)
-    plan = build_plan(cap, {}, ws, services)
-    return Prepared(None, cap, {}, plan, services, redactor, [])
+    capability = Capability(label, "", Document(label, "", ""), steps=[step])
+    return Run(ws, Mode.EXECUTE, capability=capability, **options)
 
 
-def gate(prepared: Prepared) -> None:
-    """Refuse before anything runs: a policy refusal (3) or a missing binary (5)."""
-    plan = prepared.plan
-    refused = plan.refused
-    if refused:
-        lines = []
-        for s in refused:
-            what = f"{s.label} {' '.join(prepared.redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0 :])}".strip()
-            reason = f": {s.decision.reason}" if s.decision.reason else ""
-            lines.append(f"step {s.index} ({what}) refused by {s.decision.rule}{reason}")
-        shown = "`runtime policy show` prints the effective policy and where each rule comes from"
-        hint = next((s.decision.hint for s in refused if s.decision.hint), "")
-        raise PolicyRefusal(
-            "; ".join(lines) + "; nothing ran", hint=f"{hint}; {shown}" if hint else shown
-        )
-    missing = plan.missing_binaries
-    if missing:
-        names = ", ".join(sorted({s.binary or "" for s in missing}))
-        raise MissingCapability(
-            f"missing capability: binary {names} not found on PATH; nothing ran",
-            hint="install it, or put it on PATH",
-        )
-    confinement_gate(prepared)
+def _capability(run: Run) -> Capability:
+    assert run.capability is not None, "load comes first"
+    return run.capability
 
 
-def confinement_gate(prepared: Prepared) -> None:
-    """Refuse (exit 5) binary steps whose promises this machine cannot keep.
-
-    MDA requires.network must be satisfied or refused: ``none`` needs OS
-    confinement (a new network namespace); ``local`` and host lists cannot be
-    enforced on a program at all. ``require_confinement: true`` in a policy
-    refuses binary steps wherever confinement is missing.
-    """
-    plan = prepared.plan
-    binaries = [s for s in plan.steps if s.binary is not None]
-    programs = binaries + [s for s in plan.steps if s.transport == "cli"]
-    if not programs:
-        return
-    ws = prepared.services.workspace
-    rule = NetworkRule.from_requires(plan.capability.requires.get("network"))
-    steps = ", ".join(str(s.index) for s in binaries)
-    if binaries and rule is not None and rule.kind in ("local", "hosts"):
-        raise MissingCapability(
-            f"missing capability: the capability declares {rule.describe()}, which runtime "
-            f"cannot enforce on a program (binary step{'s' if len(binaries) > 1 else ''} "
-            f"{steps}); nothing ran",
-            hint="declare network: public (or none, if the steps need no network), or use "
-            "provider operations, whose every connection is checked",
-        )
-    launcher = prepared.services.launcher
-    if launcher.confined:
-        return
-    required, source = ws.policy.require_confinement
-    if required:
-        raise MissingCapability(
-            f"missing capability: binary steps cannot be OS-confined here "
-            f"({launcher.availability.reason}) and the policy requires it "
-            f"(require_confinement: true, {source}); nothing ran",
-            hint="install bubblewrap and allow unprivileged user namespaces, "
-            "or run where they are available",
-        )
-    if binaries and rule is not None and rule.kind == "none":
-        raise MissingCapability(
-            f"missing capability: the capability declares network: none, which needs OS "
-            f"confinement for binary steps ({launcher.availability.reason}); nothing ran",
-            hint="install bubblewrap (Debian package bubblewrap) and allow unprivileged user "
-            "namespaces",
-        )
-
-
-def preflight_gate(prepared: Prepared, strict: bool) -> Any:
-    """The offline preflight before execute: a required requirement not ready refuses the run.
-
-    Exit 4 when only credentials are missing, else 5 (missing capability). Nothing has run.
-    """
-    from runtime.errors import MissingCredential
-    from runtime.preflight.checks import run_preflight
-
-    ws = prepared.services.workspace
-    report = run_preflight(ws, prepared.services, prepared.plan, prepared.inputs, strict=strict)
-    blocking = report.blocking()
-    if not blocking:
-        return report
-    shown = 5  # a long workflow can miss the same folder in hundreds of steps
-    lines = [f"{c.requirement.id}: {c.reason}" for c in blocking[:shown]]
-    if len(blocking) > shown:
-        lines.append(
-            f"and {len(blocking) - shown} more (`runtime capability preflight` lists them all)"
-        )
-    fixes = list(dict.fromkeys(c.fix for c in blocking if c.fix))  # each fix once, in order
-    hint = "; ".join(fixes) or "run `runtime capability preflight` for the report"
-    if all(c.requirement.type == "credential" for c in blocking):
-        raise MissingCredential(
-            "missing credential: " + "; ".join(lines) + "; nothing ran", hint=hint
-        )
-    raise MissingCapability("missing capability: " + "; ".join(lines) + "; nothing ran", hint=hint)
-
-
-def execute(
-    prepared: Prepared, reporter: Reporter, timeout: float | None, run_id: str
-) -> RunResult:
-    from runtime.execute.audit import AuditError, AuditLog
-    from runtime.execute.launch import protect_process
-
-    ws = prepared.services.workspace
-    protect_process()
-    register_credentials(prepared)
-    try:
-        audit = AuditLog(ws.home.audit_log, prepared.redactor, ws.clock)
-    except AuditError as exc:
-        raise UsageError(
-            f"{exc}; nothing ran", hint="make Runtime Home writable, or set RUNTIME_HOME"
-        ) from None
-    cap = prepared.capability
-    try:
-        audit.record(
-            "run.start",
-            run_id=run_id,
-            capability=cap.path,
-            sha256=cap.sha256,
-            inputs=prepared.redactor.inputs(prepared.inputs),
-            steps=len(prepared.plan.steps),
-            # who ran it: a run.start without run.end is "running" while this process lives,
-            # "abandoned" once it is gone (SIGKILL, a power cut)
-            pid=os.getpid(),
-            host=socket.gethostname(),
-        )
-    except AuditError as exc:
-        audit.close()
-        raise UsageError(f"{exc}; nothing ran", hint="make the audit log writable") from None
-    try:
-        return execute_plan(
-            prepared.plan,
-            ws,
-            prepared.services,
-            prepared.redactor,
-            audit,
-            reporter,
-            run_id,
-            timeout if timeout is not None else ws.policy.timeout(),
-        )
-    finally:
-        audit.close()
-        prepared.services.close()
-
-
-def register_credentials(prepared: Prepared) -> None:
-    """Every secret this run could reach goes to the redactor before the first step.
-
-    The values of environment variables named like secrets (the runtime's token
-    variable among them), and each credential a planned step will ask the Auth
-    Engine for: whatever a step prints, in whatever encoding, is redacted even if
-    the step that would have registered it never runs.
-    """
-    from runtime.redact import SECRET_NAME
-
-    ws = prepared.services.workspace
-    for name, value in ws.environ.items():
-        if SECRET_NAME.search(name):
-            prepared.redactor.add(value)
-    auth = None
-    for planned in prepared.plan.steps:
-        if planned.credential is None:
-            continue
-        auth = auth or prepared.services.auth
-        host = planned.inspection.credential_host or auth.default_host(planned.credential)
-        try:
-            auth.lookup(planned.credential, host)  # registers what it finds
-        except RuntimeFailure:
-            continue  # reported by the step that needs it
-
-
-def record_refusal(
-    ws: Workspace, prepared: Prepared | None, run_id: str, reason: str, status: str
-) -> None:
-    """A refused run leaves one audit record too (best effort: the refusal itself is the answer)."""
-    from runtime.execute.audit import AuditError, AuditLog
-
-    redactor = prepared.redactor if prepared else Redactor()
-    try:
-        audit = AuditLog(ws.home.audit_log, redactor, ws.clock)
-    except AuditError:
-        return
-    try:
-        cap = prepared.capability if prepared else None
-        audit.record(
-            "run.refused",
-            run_id=run_id,
-            capability=cap.path if cap else None,
-            sha256=cap.sha256 if cap else None,
-            status=status,
-            reason=reason,
-        )
-    except AuditError:
+class _Silent:
+    def run_started(self, warnings: list[Problem]) -> None:
         pass
-    finally:
-        audit.close()
+
+    def step_started(self, planned: Any, total: int) -> None:
+        pass
+
+    def step_output(self, planned: Any, stream: str, text: str) -> None:
+        pass
+
+    def step_finished(self, result: Any, total: int) -> None:
+        pass

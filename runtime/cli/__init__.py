@@ -8,10 +8,7 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import functools
-import gc
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -20,16 +17,13 @@ import typer
 from typer.core import TyperGroup
 
 from runtime import __version__
+from runtime.cli.session import STATE, silence_stdout
+from runtime.cli.session import ensure_home as ensure_home
+from runtime.cli.session import json_mode as json_mode
+from runtime.cli.session import workspace as workspace
 
 if TYPE_CHECKING:
     from runtime.errors import RuntimeFailure
-
-
-class _State:
-    output: str = "text"
-
-
-STATE = _State()
 
 
 # Top-level commands, imported only when used: name -> (modules to import, "module:attribute"
@@ -149,35 +143,6 @@ def _root(
     STATE.output = output
 
 
-def json_mode() -> bool:
-    return STATE.output == "json"
-
-
-def workspace() -> Any:
-    from pathlib import Path
-
-    from runtime.workspace import Workspace
-
-    return Workspace(environ=dict(os.environ), cwd=Path.cwd())
-
-
-def ensure_home(ws: Any, *, verify: bool = False) -> Any:
-    """Cheap on every command: one small file read when Home is current.
-
-    Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
-    """
-    from runtime.errors import UsageError
-    from runtime.home.layout import refresh
-
-    try:
-        return refresh(ws.home, verify=verify)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot prepare Runtime Home at {ws.home.root}: {exc.strerror or exc}",
-            hint="set RUNTIME_HOME to a writable folder",
-        ) from None
-
-
 def _argv_wants_json(argv: list[str]) -> bool:
     for i, arg in enumerate(argv):
         if arg in ("--output", "-o") and i + 1 < len(argv) and argv[i + 1] == "json":
@@ -235,26 +200,8 @@ def _is_usage_error(exc: BaseException) -> bool:
     return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
 
 
-@functools.cache
-def _spare_the_exit() -> None:
-    """At interpreter exit, freeze the heap (``gc.freeze``) before it is torn down.
-
-    Shutdown runs full cyclic collections, each walking every object still alive:
-    all of typer, click and, after a GitHub step, httpcore and every step's parsed
-    response. Frozen objects are left out of them, and the memory goes back to the
-    system with the process anyway. Measured here: ~64 ms of a one-step GitHub run's
-    exit down to ~11 ms, and ~35 us less per GitHub step (bench/, figure 7d).
-    Registered once, as an exit hook, so a process that calls :func:`main` and goes
-    on (the tests) keeps a normal heap until it exits. Nothing of ours depends on a
-    finalizer at exit: files and the audit log are closed explicitly, and the
-    interpreter flushes stdout and stderr itself.
-    """
-    atexit.register(gc.freeze)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
-    _spare_the_exit()
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:
@@ -269,14 +216,6 @@ def main(argv: list[str] | None = None) -> None:
     except OSError:  # nobody reads stdout any more; the exit code still tells the outcome
         silence_stdout()
     raise SystemExit(code)
-
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
 
 
 def _exit_code_for(exc: BaseException, args: list[str]) -> int:

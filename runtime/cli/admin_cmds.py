@@ -6,9 +6,9 @@ from typing import Any
 
 import typer
 
-from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out
+from runtime.cli.session import ensure_home, json_mode, workspace
 
 policy_app = typer.Typer(
     rich_markup_mode=None,
@@ -53,6 +53,11 @@ def policy_show_cmd() -> None:
     out("denied_operations:")
     for item in doc["denied_operations"]:
         out(f"    {item['operation']}  [{item['source']}]")
+    out("allowed_destructive (a destroy effect runs only when listed here):")
+    for item in doc["allowed_destructive"]:
+        out(f"    {item['operation']}  [{item['source']}]")
+    if not doc["allowed_destructive"]:
+        out("    (none: every destructive operation is refused)")
     for key in ("read_roots", "write_roots", "timeout_seconds"):
         out(f"{key}: {doc[key]['value']}  [{doc[key]['source']}]")
     out("binary_environment:")
@@ -87,18 +92,14 @@ def policy_check_cmd(
 ) -> None:
     """Show each step's policy decision without running anything."""
     from runtime.cli.run_cmds import _parse_inputs, _plan_exit
-    from runtime.pipeline import validated
+    from runtime.pipeline import Mode, capability_run, policy, walk
 
     ws = workspace()
     ensure_home(ws)
-    from runtime.plan.build import build_plan
-    from runtime.redact import Redactor
-    from runtime.services import Services
-
-    target, result = validated(ws, name)
-    values = _parse_inputs(inputs)
-    redactor = Redactor()
-    plan = build_plan(result.capability, values, ws, Services(ws, redactor))
+    # decisions do not need every input: a missing one is left as written
+    run = walk(capability_run(ws, name, Mode.PREFLIGHT, inputs=_parse_inputs(inputs)), until=policy)
+    plan, redactor, target = run.plan, run.redactor, run.target
+    assert plan is not None and target is not None
     decisions = [
         {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()}
         for s in plan.steps

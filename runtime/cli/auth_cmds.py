@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 
-from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.completion import context_names
 from runtime.cli.render import emit_json, err, out
+from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import MissingCredential, UsageError
 
 auth_app = typer.Typer(

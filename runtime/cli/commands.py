@@ -9,9 +9,9 @@ from typing import Any
 import typer
 
 from runtime import __version__
-from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
+from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.exitcodes import ExitCode
 
 capability_app = typer.Typer(
@@ -85,7 +85,8 @@ def validate_cmd(
 ) -> None:
     """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
     from runtime.document.catalog import resolve_many
-    from runtime.document.validate import validate_file
+    from runtime.pipeline import Mode, Run, walk
+    from runtime.pipeline import validate as validated
 
     if format not in ("text", "plain", "github"):
         from runtime.errors import UsageError
@@ -94,10 +95,10 @@ def validate_cmd(
     ws = workspace()
     ensure_home(ws)
     found = resolve_many(targets, ws.sources, ws.cwd)
-    results = []
+    results: list[Any] = []  # the runs, walked to validate
     skipped: list[str] = []
     for target in found:
-        result = validate_file(target.path, target.display, ws.registry, ws.policy)
+        result = walk(Run(ws, Mode.INSPECT, name=target.display, target=target), until=validated)
         if (
             (only_capabilities or not target.explicit)
             and not result.has_runtime_block
@@ -118,7 +119,7 @@ def validate_cmd(
                 "exit_code": 0 if ok else int(ExitCode.INVALID),
                 "capabilities": [
                     {
-                        "path": r.path,
+                        "path": r.target.display,
                         "sha256": r.capability.sha256,
                         "valid": r.ok,
                         "problems": [p.to_json() for p in r.problems],
@@ -160,12 +161,11 @@ def validate_cmd(
 # -- capability list / show / dependents ------------------------------------------
 
 
-def _load_capability(path: Path, display: str) -> Any:
-    from runtime.document.grammar import check_capability
-    from runtime.document.loader import load_document
+def _load_capability(ws: Any, path: Path) -> Any:
+    """The capability at ``path``, loaded and parsed (the walk's first station)."""
+    from runtime.pipeline import Mode, Run, load, walk
 
-    cap, problems = check_capability(load_document(path, display))
-    return cap, problems
+    return walk(Run(ws, Mode.INSPECT, name=str(path)), until=load).capability
 
 
 @capability_app.command("list")
@@ -178,7 +178,7 @@ def list_cmd() -> None:
     listing = list_sources(ws.sources)
     rows: list[dict[str, Any]] = []
     for entry in listing.entries:
-        cap, _ = _load_capability(entry.path, str(entry.path))
+        cap = _load_capability(ws, entry.path)
         if cap.document.runtime_block is None:
             continue
         rows.append(
@@ -222,13 +222,14 @@ def show_cmd(
     ),
 ) -> None:
     """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
-    from runtime.document.catalog import resolve_one
+    from runtime.pipeline import Mode, capability_run, resolve, walk
     from runtime.provider import match_operation
 
     ws = workspace()
     ensure_home(ws)
-    target = resolve_one(name, ws.sources, ws.cwd)
-    cap, problems = _load_capability(target.path, target.display)
+    run = walk(capability_run(ws, name, Mode.INSPECT), until=resolve)
+    target, cap, problems = run.target, run.capability, run.problems
+    assert target is not None and cap is not None
     steps = []
     for step in cap.steps:
         info: dict[str, Any] = {"index": step.index, "args": step.arg_texts, "line": step.line}
@@ -242,7 +243,7 @@ def show_cmd(
         else:
             info["binary"] = step.binary
         steps.append(info)
-    doc = {
+    doc: dict[str, Any] = {
         "ok": True,
         "path": target.display,
         "sha256": cap.sha256,
@@ -254,7 +255,7 @@ def show_cmd(
         "steps": steps,
         "lineage": [e.to_json() for e in cap.lineage],
         "requires": cap.requires,
-        "requirements": _requirements(ws, cap, problems),
+        "requirements": _requirements(run),
         "problems": [p.to_json() for p in problems],
     }
     if json_mode():
@@ -296,20 +297,17 @@ def show_cmd(
         out(problem_line(p))
 
 
-def _requirements(ws: Any, cap: Any, problems: list[Any]) -> list[dict[str, Any]]:
-    """Declared and inferred requirements, not checked (inputs are not known here)."""
+def _requirements(run: Any) -> list[dict[str, Any]]:
+    """Declared and inferred requirements, not checked (inputs are not known here); none
+    when the capability does not validate (then there is no plan to infer them from)."""
     from runtime.document.requirements import declared
-    from runtime.document.validate import check_steps
-    from runtime.plan.build import build_plan
     from runtime.preflight.checks import typed_requirements
     from runtime.preflight.inferred import inferred
-    from runtime.redact import Redactor
-    from runtime.services import Services
 
-    if any(p.is_error for p in [*problems, *check_steps(cap, ws.registry, ws.policy)]):
+    if run.plan is None:
         return []
-    plan = build_plan(cap, {}, ws, Services(ws, Redactor()))
-    items = [*declared(cap).items, *typed_requirements(cap), *inferred(plan).items]
+    cap = run.capability
+    items = [*declared(cap).items, *typed_requirements(cap), *inferred(run.plan).items]
     return [r.to_json() for r in items]
 
 
@@ -326,7 +324,7 @@ def dependents_cmd(
     for entry in list_sources(ws.sources).entries:
         if entry.shadowed_by:
             continue
-        cap, _ = _load_capability(entry.path, str(entry.path))
+        cap = _load_capability(ws, entry.path)
         for lin in cap.lineage:
             if lin.name == name:
                 hits.append(

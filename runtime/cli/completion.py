@@ -72,13 +72,10 @@ def input_names(ctx: typer.Context, incomplete: str) -> list[str]:
         target = words[2] if len(words) >= 3 else None
         if not target:
             return []
-        from runtime.document.catalog import resolve_one
-        from runtime.document.grammar import check_capability
-        from runtime.document.loader import load_document
+        from runtime.pipeline import Mode, capability_run, load, walk
 
-        ws = _workspace()
-        found = resolve_one(str(target), ws.sources, ws.cwd)
-        cap, _ = check_capability(load_document(found.path, found.display))
+        cap = walk(capability_run(_workspace(), str(target), Mode.INSPECT), until=load).capability
+        assert cap is not None
         given = {v.partition("=")[0] for v in given_values}
         names = [f"{n}=" for n in cap.inputs if n not in given]
     except Exception:

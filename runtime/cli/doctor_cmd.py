@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 
-from runtime.cli import json_mode, workspace
 from runtime.cli.render import emit_json, out, paint
+from runtime.cli.session import json_mode, workspace
 
 doctor_app = typer.Typer(rich_markup_mode=None)
 

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from runtime.cli.render import emit_json, out, table
+from runtime.provider import Operation, Option, Positional, value_form
 
 
 def provider_app(name: str) -> typer.Typer:
@@ -38,6 +39,36 @@ def _register(app: typer.Typer, name: str) -> None:
     )(command)
 
 
+def describe_positional(positional: Positional) -> str:
+    """What a positional takes: its type or choices, its help, its context default."""
+    parts = [value_form(positional), positional.help]
+    if positional.context_default:
+        parts.append(f"default: the context's {positional.context_default}")
+    return "; ".join(p for p in parts if p)
+
+
+def describe_option(option: Option) -> str:
+    """``state=open|closed|all``, ``per_page=1..100``, ``name=... (required)``."""
+    form = value_form(option) or ("..." if option.required else "")
+    return option.name + (f"={form}" if form else "") + (" (required)" if option.required else "")
+
+
+def arguments_json(operation: Operation) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": arg.name,
+            "kind": "option" if isinstance(arg, Option) else "positional",
+            "required": arg.required,
+            "type": arg.type,
+            "choices": list(arg.choices),
+            "range": list(arg.range) if arg.range else None,
+            "context_default": arg.context_default if isinstance(arg, Positional) else None,
+            "help": arg.help,
+        }
+        for arg in operation.arguments
+    ]
+
+
 def operations_table(provider: Any) -> list[str]:
     return table(
         [
@@ -49,7 +80,7 @@ def operations_table(provider: Any) -> list[str]:
 
 
 def print_provider_help(provider: Any) -> None:
-    from runtime.cli import json_mode
+    from runtime.cli.session import json_mode
 
     if json_mode():
         emit_json(
@@ -67,6 +98,7 @@ def print_provider_help(provider: Any) -> None:
                         "credential": op.credential,
                         "summary": op.summary,
                         "example": op.example,
+                        "arguments": arguments_json(op),
                     }
                     for op in provider.operations
                 ],
@@ -80,15 +112,22 @@ def print_provider_help(provider: Any) -> None:
     out()
     for line in operations_table(provider):
         out("  " + line)
+    described = [
+        (f"{op.name} {p.form()}", describe_positional(p))
+        for op in provider.operations
+        for p in op.positionals
+    ]
+    if any(text for _, text in described):
+        out()
+        out("Arguments:")
+        for line in table([(f"{what}:", text) for what, text in described if text]):
+            out("  " + line)
     with_options = [op for op in provider.operations if op.options]
     if with_options:
         out()
         out("Options (key=value, after the positional arguments):")
         for op in with_options:
-            names = ", ".join(
-                o.name + ("=... (required)" if o.required else "") for o in op.options
-            )
-            out(f"  {op.name}: {names}")
+            out(f"  {op.name}: {', '.join(describe_option(o) for o in op.options)}")
     if any(op.options is None for op in provider.operations):
         out(
             "  "
@@ -107,7 +146,7 @@ def print_provider_help(provider: Any) -> None:
 
 
 def provider_command(name: str, args: list[str]) -> Any:
-    from runtime.cli import workspace
+    from runtime.cli.session import workspace
     from runtime.errors import UsageError
 
     ws = workspace()

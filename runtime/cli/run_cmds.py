@@ -12,11 +12,10 @@ from typing import Any
 
 import typer
 
-from runtime.cli import ensure_home, json_mode, workspace
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out
-from runtime.errors import RuntimeFailure
+from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.exitcodes import ExitCode
 
 INPUT_HELP = (
@@ -72,6 +71,11 @@ class TextReporter:
                 self.ticker = None
                 if self.open_line:
                     self._emit(sys.stdout, f"\r{self.line} ...\x1b[K")
+
+    def run_started(self, warnings: list[Any]) -> None:
+        """Before the first step: the capability's warnings, on stderr."""
+        for p in warnings:
+            err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -146,6 +150,9 @@ class TextReporter:
 
 
 class QuietReporter:
+    def run_started(self, warnings: list[Any]) -> None:
+        pass
+
     def step_started(self, planned: Any, total: int) -> None:
         pass
 
@@ -180,17 +187,6 @@ def _signals_as_exceptions() -> Iterator[None]:
     finally:
         for number, before in previous.items():
             signal.signal(number, before)
-
-
-def plan_preflight(prepared: Any) -> Any:
-    """The preflight a plan shows: offline and without version probes (plan starts no process)."""
-    from runtime.preflight.checks import run_preflight
-
-    if not prepared.capability.document.text:  # a direct one-step call has no requirements
-        return None
-    return run_preflight(
-        prepared.services.workspace, prepared.services, prepared.plan, prepared.inputs, probe=False
-    )
 
 
 def plan_json(prepared: Any, report: Any = None) -> dict[str, Any]:
@@ -274,7 +270,7 @@ def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
 
 def show_plan(prepared: Any, command: str) -> int:
     code = _plan_exit(prepared.plan)
-    report = plan_preflight(prepared)
+    report = prepared.report
     if json_mode():
         doc = {
             "ok": code == 0,
@@ -299,32 +295,22 @@ def show_plan(prepared: Any, command: str) -> int:
     return code
 
 
-def run_prepared(
-    ws: Any, prepared: Any, timeout: float | None, *, preflight: bool = False, strict: bool = False
-) -> int:
-    from runtime.execute.audit import new_run_id
-    from runtime.pipeline import execute, gate, preflight_gate, record_refusal
+def execute_run(run: Any) -> int:
+    """Walk ``run`` (Mode.EXECUTE) to the end, following its steps; render the result."""
+    from runtime.pipeline import record, walk
 
-    run_id = new_run_id(ws.clock)
-    try:
-        gate(prepared)
-        if preflight:
-            preflight_gate(prepared, strict)
-    except RuntimeFailure as failure:
-        record_refusal(ws, prepared, run_id, failure.message, failure.code)
-        prepared.services.close()
-        raise
-    reporter = QuietReporter() if json_mode() else TextReporter(prepared.redactor)
+    run.reporter = QuietReporter() if json_mode() else TextReporter(run.redactor)
     with _signals_as_exceptions():
-        result = execute(prepared, reporter, timeout, run_id)
+        walk(run, until=record)
+    result = run.result
     try:
-        _render_run(prepared, result)
+        _render_run(run, result)
     except BrokenPipeError:
         # the run is over and recorded; whoever read stdout went away: its own exit code wins
-        from runtime.cli import silence_stdout
+        from runtime.cli.session import silence_stdout
 
         silence_stdout()
-    return result.exit_code
+    return int(result.exit_code)
 
 
 def _render_run(prepared: Any, result: Any) -> None:
@@ -390,16 +376,16 @@ def execute_cmd(
     ),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
-    from runtime.pipeline import prepare
+    from runtime.pipeline import Mode, capability_run, preflight, walk
 
     ws = workspace()
     ensure_home(ws)
-    prepared = prepare(ws, name, _parse_inputs(inputs))
+    values = _parse_inputs(inputs)
     if dry_run:
-        raise typer.Exit(show_plan(prepared, "capability execute --dry-run"))
-    for p in prepared.warnings:
-        err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
-    raise typer.Exit(run_prepared(ws, prepared, timeout, preflight=True, strict=strict))
+        run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
+        raise typer.Exit(show_plan(run, "capability execute --dry-run"))
+    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=timeout, strict=strict)
+    raise typer.Exit(execute_run(run))
 
 
 @capability_app.command("plan")
@@ -412,12 +398,12 @@ def plan_cmd(
     ),
 ) -> None:
     """Show exactly what execute would do, with each policy decision. Causes no side effect."""
-    from runtime.pipeline import prepare
+    from runtime.pipeline import Mode, capability_run, preflight, walk
 
     ws = workspace()
     ensure_home(ws)
-    prepared = prepare(ws, name, _parse_inputs(inputs))
-    raise typer.Exit(show_plan(prepared, "capability plan"))
+    run = walk(capability_run(ws, name, Mode.PLAN, inputs=_parse_inputs(inputs)), until=preflight)
+    raise typer.Exit(show_plan(run, "capability plan"))
 
 
 command_app = typer.Typer(
@@ -441,20 +427,18 @@ def command_run_cmd(
     ),
 ) -> None:
     """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
-    from runtime.pipeline import single_step
+    from runtime.pipeline import command_run
 
     ws = workspace()
     ensure_home(ws)
-    prepared = single_step(ws, None, binary, list(ctx.args))
-    raise typer.Exit(run_prepared(ws, prepared, timeout))
+    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=timeout)))
 
 
 def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
-    from runtime.pipeline import single_step
+    from runtime.pipeline import command_run
 
     ensure_home(ws)
-    prepared = single_step(ws, provider.name, None, args)
-    return run_prepared(ws, prepared, None)
+    return execute_run(command_run(ws, provider.name, None, args))
 
 
 @capability_app.command("preflight")
@@ -476,28 +460,27 @@ def preflight_cmd(
     ),
 ) -> None:
     """Check every requirement (declared and inferred): resolution and readiness. Runs no step."""
-    from runtime.pipeline import prepare
-    from runtime.preflight.checks import run_preflight
+    from runtime.pipeline import Mode, capability_run, preflight, walk
 
     ws = workspace()
     ensure_home(ws)
-    prepared = prepare(ws, name, _parse_inputs(inputs), require_inputs=False)
     offered = tuple(runner_capability) if runner_capability is not None else None
-    try:
-        report = run_preflight(
+    prepared = walk(
+        capability_run(
             ws,
-            prepared.services,
-            prepared.plan,
-            prepared.inputs,
+            name,
+            Mode.PREFLIGHT,
+            inputs=_parse_inputs(inputs),
             live=live,
             strict=strict,
             runner_capabilities=offered,
-        )
-    finally:
-        prepared.services.close()
+        ),
+        until=preflight,
+    )
+    report, cap = prepared.report, prepared.capability
+    assert report is not None and cap is not None
     code = 0 if report.ready else int(ExitCode.MISSING_CAPABILITY)
     if json_mode():
-        cap = prepared.capability
         emit_json(
             {
                 "ok": code == 0,
@@ -508,7 +491,7 @@ def preflight_cmd(
         )
     else:
         mode = " (live)" if live else " (offline)"
-        render_preflight_text(report, heading=f"preflight of {prepared.capability.path}{mode}:")
+        render_preflight_text(report, heading=f"preflight of {cap.path}{mode}:")
         blocking = report.blocking()
         if blocking:
             out(f"not ready: {', '.join(c.requirement.id for c in blocking)}")

@@ -9,12 +9,9 @@ capabilities are not transactional, and the result says so.
 from __future__ import annotations
 
 import contextlib
-import functools
-import gc
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any, Protocol
 
 from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
 from runtime.execute.audit import AuditError, AuditLog
@@ -73,37 +70,12 @@ class RunResult:
 
 
 class Reporter(Protocol):
+    def run_started(self, warnings: list[Any]) -> None: ...
     def step_started(self, planned: PlannedStep, total: int) -> None: ...
     def step_output(self, planned: PlannedStep, stream: str, text: str) -> None: ...
     def step_finished(self, result: StepResult, total: int) -> None: ...
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _heap_frozen(run: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run with the heap of the moment frozen (``gc.freeze``), unfrozen after.
-
-    What is alive when the steps start (imported modules, the document, the plan)
-    lives as long as the run: it is kept out of the cyclic collector's full passes,
-    which otherwise walk it again each time enough step results have piled up (the
-    parsed JSON of a GitHub response is a few hundred objects; ~0.3 ms a step,
-    bench/ figure 7d). Unfrozen at the end, for a process that goes on.
-    """
-
-    @functools.wraps(run)
-    def frozen(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        gc.freeze()
-        try:
-            return run(*args, **kwargs)
-        finally:
-            gc.unfreeze()
-
-    return frozen
-
-
-@_heap_frozen
 def execute_plan(
     plan: Plan,
     ws: Workspace,

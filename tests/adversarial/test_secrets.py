@@ -526,15 +526,15 @@ def force_internal_errors(s: Scene) -> None:
     step's failure (exit 1), recorded in the audit log like any other.
     """
     import providers.github.client as client
-    import runtime.pipeline as pipeline
+    import runtime.plan.build as planning
     from runtime.home.auth import AuthEngine
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"boom with {TOKEN} and {FORMS['base64']}")
 
     cases: list[tuple[Any, str, tuple[str, ...], int]] = [
-        (pipeline, "build_plan", ("capability", "execute", "ok.md"), 70),
-        (pipeline, "build_plan", ("capability", "plan", "ok.md"), 70),
+        (planning, "build_plan", ("capability", "execute", "ok.md"), 70),
+        (planning, "build_plan", ("capability", "plan", "ok.md"), 70),
         (client.GitHubHTTP, "request", ("github", "user", "get"), 1),
         (client.GitHubHTTP, "request", ("capability", "execute", "ok.md"), 1),
         (AuthEngine, "lookup", ("auth", "status"), 70),
