@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO    = .demo
 
-.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json routes clean
+.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json routes specs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ bench: $(VENV)/.installed-test npm
 # policies/default.json: the default policy parsed (a test fails when it is stale).
 policy-json: $(VENV)/.installed
 	$(BIN)/python -c "from runtime.plan.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
+
+# The operation tables of specs/files.md and specs/github.md, from the providers'
+# declarations, and the exit-code tables of README.md and specs/capability-spec.md,
+# from runtime/errors.py (a test fails when any is stale).
+specs: $(VENV)/.installed
+	$(BIN)/python -m runtime.cli.spec_tables specs
 
 # providers/github/routes.json: the REST routes GitHub documents, from the installed
 # @octokit/openapi (api.github.com and the newest GHES; a test fails when it is stale).

@@ -1,43 +1,90 @@
-"""Failures that end a command. They carry their exit code; only the CLI prints them."""
+"""Failures that end a command or a step, and the one table of exit codes.
+
+Every failure is a :class:`Failure` and carries its exit code and a stable ``code``
+(the ``error.code`` of JSON output) on its class; a failure a step may end with
+carries the step's ``status`` too. The CLI reports a failure and exits with its
+code (``runtime.cli._exit_code_for``); the engine gives a step, and the run, the
+status and the exit code of the failure the step ended with. Nothing else maps
+failures to exit codes. The hierarchy (exit code, ``code``)::
+
+    Failure                           BaseException: the root
+    ├── RuntimeFailure                an Exception too: what ``except Exception`` sees
+    │   ├── Invalid                   2  invalid             nothing ran
+    │   │   ├── UsageError            2  usage
+    │   │   ├── InvalidCapability     2  invalid-capability
+    │   │   ├── InvalidPolicy         2  invalid-policy
+    │   │   └── NotFound              2  not-found
+    │   ├── PolicyRefusal             3  policy-refused      step status "refused"
+    │   ├── MissingCredential         4  missing-credential  step status "missing-credential"
+    │   ├── MissingCapability         5  missing-capability  step status "missing-capability"
+    │   ├── StepError                 1  step-failed         step status "failed"
+    │   └── InternalError            70  internal-error      a bug in runtime
+    └── Terminated              128 + n  terminated          a terminating signal n
+        └── Interrupted             130  interrupted         SIGINT (KeyboardInterrupt)
+
+:class:`Terminated` is not an :class:`Exception`, so that no handler of ordinary
+errors swallows a signal; Python's own ``KeyboardInterrupt`` is raised as ever,
+and the engine and the CLI take it as :class:`Interrupted`. :class:`StepError`
+and the refusals are what providers raise (``runtime.provider`` re-exports them).
+
+:class:`ExitCode` is the table itself: code, name and meaning. The tables in
+README.md and specs/capability-spec.md are generated from it (``make specs``), and
+a test fails when they differ.
+"""
 
 from __future__ import annotations
 
-from runtime.exitcodes import ExitCode
+from enum import IntEnum
+from typing import Any
+
 from runtime.problems import Problem
 
 
-class Terminated(BaseException):
-    """Raised in the main thread when a run receives a terminating signal (exit 128 + n).
+class ExitCode(IntEnum):
+    """The documented exit codes, the same in text and JSON mode."""
 
-    SIGTERM, and SIGHUP (the terminal or SSH session closed), SIGUSR1, SIGUSR2,
-    SIGALRM and SIGPIPE (the reader of our output went away): each would
-    otherwise end the process at once, leaving the step's processes running
-    and the run unrecorded.
-    """
+    meaning: str
 
-    def __init__(self, signum: int = 15) -> None:
-        super().__init__(signum)
-        self.signum = signum
+    def __new__(cls, code: int, meaning: str) -> ExitCode:
+        member = int.__new__(cls, code)
+        member._value_ = code
+        member.meaning = meaning
+        return member
 
-    @property
-    def name(self) -> str:
-        import signal
+    OK = 0, "success"
+    STEP_FAILED = (
+        1,
+        "a step failed (earlier steps stay applied: capabilities are not transactional)",
+    )
+    INVALID = 2, "invalid capability, policy, usage or inputs; nothing ran"
+    POLICY_REFUSED = 3, "refused by policy; nothing ran"
+    MISSING_CREDENTIAL = 4, "a step needs a credential that could not be resolved"
+    MISSING_CAPABILITY = (
+        5,
+        "missing capability: a required requirement is not met on this machine "
+        "(e.g. a binary not on PATH)",
+    )
+    INTERNAL_ERROR = (
+        70,
+        "internal error in runtime itself (a bug; no traceback is printed, "
+        "`RUNTIME_DEBUG=1` shows it)",
+    )
+    INTERRUPTED = 130, "interrupted (SIGINT)"
+    TERMINATED = (
+        143,
+        "terminated (SIGTERM); any other terminating signal n gives 128+n (129 SIGHUP, "
+        "138 SIGUSR1, 140 SIGUSR2, 142 SIGALRM, 141 when stdout closes)",
+    )
 
-        try:
-            return signal.Signals(self.signum).name
-        except ValueError:
-            return f"signal {self.signum}"
 
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
+class Failure(BaseException):
+    """The root: a failure that ends a command (or a step) with a documented exit code."""
 
-
-class RuntimeFailure(Exception):
-    """Base of every failure that ends a command with a documented exit code."""
-
-    exit_code: ExitCode = ExitCode.INVALID
+    exit_code: int = ExitCode.INTERNAL_ERROR
     code: str = "failure"
+    # the status of a step that ends with this failure, and of its run (JSON output and
+    # the audit log); None: not a step's own outcome, a step that raises it just failed
+    status: str | None = None
 
     def __init__(
         self,
@@ -55,36 +102,128 @@ class RuntimeFailure(Exception):
             self.code = code
 
 
-class UsageError(RuntimeFailure):
+class RuntimeFailure(Failure, Exception):
+    """Every failure but a signal: an :class:`Exception`, caught where one is expected."""
+
+
+class Invalid(RuntimeFailure):
+    """Invalid capability, policy, usage or inputs: refused before anything ran."""
+
     exit_code = ExitCode.INVALID
+    code = "invalid"
+
+
+class UsageError(Invalid):
     code = "usage"
 
 
-class InvalidCapability(RuntimeFailure):
-    exit_code = ExitCode.INVALID
+class InvalidCapability(Invalid):
     code = "invalid-capability"
 
 
-class InvalidPolicy(RuntimeFailure):
-    exit_code = ExitCode.INVALID
+class InvalidPolicy(Invalid):
     code = "invalid-policy"
+
+
+class NotFound(Invalid):
+    code = "not-found"
 
 
 class PolicyRefusal(RuntimeFailure):
     exit_code = ExitCode.POLICY_REFUSED
     code = "policy-refused"
+    status = "refused"
 
 
 class MissingCredential(RuntimeFailure):
     exit_code = ExitCode.MISSING_CREDENTIAL
     code = "missing-credential"
+    status = "missing-credential"
 
 
 class MissingCapability(RuntimeFailure):
     exit_code = ExitCode.MISSING_CAPABILITY
     code = "missing-capability"
+    status = "missing-capability"
 
 
-class NotFound(RuntimeFailure):
-    exit_code = ExitCode.INVALID
-    code = "not-found"
+class StepError(RuntimeFailure):
+    """A step failed; the message is shown to the user as is (no secrets in it).
+
+    ``program_exit_code`` is what the program the step ran exited with (a binary's,
+    gh's), ``http_status`` the last HTTP status a REST or GraphQL step got, ``data``
+    what the step's output holds: the step's record shows them. The run's exit code
+    is :attr:`exit_code` (1), as for every failed step.
+    """
+
+    exit_code = ExitCode.STEP_FAILED
+    code = "step-failed"
+    status = "failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        program_exit_code: int | None = None,
+        http_status: int | None = None,
+        data: Any = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.program_exit_code = program_exit_code
+        self.http_status = http_status
+        self.data = data
+
+
+class InternalError(RuntimeFailure):
+    """A bug in runtime itself: reported without a traceback (``RUNTIME_DEBUG=1`` shows it)."""
+
+    exit_code = ExitCode.INTERNAL_ERROR
+    code = "internal-error"
+
+
+class Terminated(Failure):
+    """A terminating signal n arrived (exit 128 + n); raised in the main thread.
+
+    SIGTERM, and SIGHUP (the terminal or SSH session closed), SIGUSR1, SIGUSR2,
+    SIGALRM and SIGPIPE (the reader of our output went away): each would
+    otherwise end the process at once, leaving the step's processes running
+    and the run unrecorded. Not an :class:`Exception`: no handler of ordinary
+    errors swallows it.
+    """
+
+    exit_code: int = ExitCode.TERMINATED  # 128 + the signal's number, on each instance
+    code = "terminated"
+    status = "terminated"
+
+    def __init__(self, signum: int = 15) -> None:
+        self.signum = signum
+        super().__init__(self._message())
+        self.exit_code = 128 + signum
+
+    def _message(self) -> str:
+        return f"terminated by {self.name}"
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
+class Interrupted(Terminated):
+    """SIGINT (Ctrl-C): Python raises ``KeyboardInterrupt``, which the engine and the CLI
+    take as this failure."""
+
+    exit_code = ExitCode.INTERRUPTED
+    code = "interrupted"
+    status = "interrupted"
+
+    def __init__(self) -> None:
+        super().__init__(2)  # SIGINT: 128 + 2 = 130
+
+    def _message(self) -> str:
+        return "interrupted"

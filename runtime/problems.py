@@ -39,13 +39,6 @@ class Problem(NamedTuple):
         }
 
 
-class Position(NamedTuple):
-    """Where a node sits in the capability file (1-based)."""
-
-    line: int
-    column: int
-
-
 def sorted_problems(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=Problem.sort_key)
 

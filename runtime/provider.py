@@ -5,8 +5,10 @@ imports this module, the standard library and its own dependencies only (an
 import contract holds it). What is here, in the order a step meets it:
 
 * operations declared as data (:class:`Operation`): their words, form,
-  effect, transport, credential, context defaults. Help output, validation,
-  planning, policy and preflight all read that one table. Binding an
+  argument types and choices, context defaults, effect, transport (REST
+  routes, GraphQL document), credential and handler. Help output, the spec
+  tables, validation, planning, policy and preflight all read that one
+  table; nothing keeps a second list. Binding an
   operation's args happens on the args *as authored* (before substitution),
   so an input value can never change which argument is an option and which
   is a positional: structure belongs to the author, values to the inputs
@@ -14,7 +16,9 @@ import contract holds it). What is here, in the order a step meets it:
 * what a provider says of a call before it runs (:class:`Inspection`, a
   :class:`Decision`), and what it may ask of the run (:class:`RunContext`);
 * what a step gets to run (:class:`StepEnvironment`) and gives back
-  (:class:`StepOutcome`, or one of the step errors);
+  (:class:`StepOutcome`), or the failure it raises: :class:`StepError`, or a
+  refusal (:class:`PolicyRefusal`, :class:`MissingCredential`,
+  :class:`MissingCapability`), each with its exit code (``runtime.errors``);
 * what a provider declares besides its operations (:class:`CredentialKind`,
   :class:`Setting`) and the :class:`Provider` protocol itself, whose optional
   hooks have defaults in :class:`ProviderBase`.
@@ -35,27 +39,91 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 from runtime.errors import MissingCapability as MissingCapability
 from runtime.errors import MissingCredential as MissingCredential
 from runtime.errors import PolicyRefusal as PolicyRefusal
+from runtime.errors import StepError as StepError
 from runtime.errors import Terminated as Terminated
 
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]
+Access = Literal["read", "write"]
+# What an argument's value must be: any text; an integer (within ``range``); ``true`` or
+# ``false``; a local path (checked against the policy's roots for its ``access``).
+ArgType = Literal["str", "int", "bool", "path"]
 
 OPTION_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.\-]*(?:\[[A-Za-z0-9_.\-]*\])*)=(.*)$", re.DOTALL)
+_INT = re.compile(r"-?[0-9]+")
+_ROUTE = re.compile(r"(GET|HEAD|POST|PUT|PATCH|DELETE) (/\S*)")
 
 
 class Positional(NamedTuple):
+    """A positional argument, as ``argument_spec`` declares one: its value's type and
+    choices are checked at validation (a literal) and at plan time (a substituted value)."""
+
     name: str
     required: bool = True
     help: str = ""
+    type: ArgType = "str"
+    choices: tuple[str, ...] = ()
+    range: tuple[int | None, int | None] | None = None  # type "int": lowest, highest
+    # the setting (a Runtime Context's, RunContext.setting) whose value stands in when
+    # the positional is not given: ORG of `repo list` is the context's organization
+    context_default: str | None = None
+    access: Access | None = None  # type "path": the roots it must be under
+    in_route: str | None = None  # the REST route parameters the value fills: "{owner}/{repo}"
 
     def form(self) -> str:
         return self.name if self.required else f"[{self.name}]"
 
 
 class Option(NamedTuple):
+    """A ``key=value`` option; its value is checked as a :class:`Positional`'s is."""
+
     name: str
     help: str = ""
     required: bool = False
+    type: ArgType = "str"
+    choices: tuple[str, ...] = ()
+    range: tuple[int | None, int | None] | None = None
+    in_route: str | None = None
+
+
+Argument = Positional | Option
+
+
+def value_problem(arg: Argument, value: str) -> str | None:
+    """Why ``value`` is not what ``arg`` declares (its type, range or choices), or None."""
+    if arg.choices and value not in arg.choices:
+        return f"is not one of {', '.join(arg.choices)}"
+    if arg.type == "bool" and value not in ("true", "false"):
+        return "is not true or false"
+    if arg.type == "int":
+        if not _INT.fullmatch(value):
+            return "is not an integer"
+        low, high = arg.range or (None, None)
+        number = int(value)
+        if (low is not None and number < low) or (high is not None and number > high):
+            if low is not None and high is not None:
+                bounds = f"from {low} to {high}"
+            else:
+                bounds = f"at least {low}" if low is not None else f"at most {high}"
+            return f"is out of range (it must be {bounds})"
+    return None
+
+
+def value_form(arg: Argument) -> str:
+    """What ``arg`` takes, for help and the spec tables: ``open|closed|all``, ``1..100``."""
+    if arg.choices:
+        return "|".join(arg.choices)
+    if arg.type == "bool":
+        return "true|false"
+    if arg.type == "int":
+        low, high = arg.range or (None, None)
+        if low is None and high is None:
+            return "INT"
+        return f"{'' if low is None else low}..{'' if high is None else high}"
+    if arg.type == "path":
+        access = arg.access if isinstance(arg, Positional) else None
+        return f"a path under a {access or 'read'} root"
+    return ""
 
 
 class EffectRule(NamedTuple):
@@ -97,11 +165,53 @@ class Operation:
     # The effect read off the bound call by the provider (a GraphQL document parsed: a
     # mutation is a write, whatever comments precede it); takes the place of effect_rules.
     effect_from: Callable[[BoundCall], Effect] | None = None
+    # transport "rest": the routes it sends, "METHOD /template" (the provider fills a
+    # route's {parameters} from the arguments that declare ``in_route``; of several routes
+    # with one method, the first whose parameters are all given is sent)
+    routes: tuple[str, ...] = ()
+    # transport "graphql": the document it sends (None: the author's own, ``graphql``)
+    document: str | None = None
+    # What runs the call: a callable, or "module:function" imported at the first call, so
+    # that declarations stay cheap to import (help and completion read them at start-up).
+    # Its signature is the provider's business.
+    handler: Callable[..., Any] | str | None = None
+    # What text mode shows of the result: (HEADER, dotted.field) per column of a list's
+    # table, or per line of one object's summary.
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for route in self.routes:
+            if not _ROUTE.fullmatch(route):
+                raise ValueError(f"{self.name}: route {route!r} is not 'METHOD /template'")
 
     @cached_property
     def name(self) -> str:
         # asked several times for every step of a run (labels, records, plan)
         return " ".join(self.words)
+
+    @property
+    def rest_routes(self) -> tuple[tuple[str, str], ...]:
+        """The declared routes as (method, template) pairs."""
+        return tuple((m, t) for m, _, t in (r.partition(" ") for r in self.routes))
+
+    @property
+    def arguments(self) -> tuple[Argument, ...]:
+        """The declared positionals and options, in that order."""
+        return (*self.positionals, *(self.options or ()))
+
+    @cached_property
+    def implementation(self) -> Callable[..., Any]:
+        """The handler, imported when first asked for if it was declared by name."""
+        handler = self.handler
+        if handler is None:
+            raise StepError(f"the operation '{self.name}' declares no handler")
+        if callable(handler):
+            return handler
+        import importlib
+
+        module, _, function = handler.partition(":")
+        found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+        return found
 
     @property
     def accepts_options(self) -> bool:
@@ -215,9 +325,6 @@ class BoundCall:
                 return v
         return default
 
-    def options_dict(self) -> dict[str, str]:
-        return dict(self.options)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "positionals": dict(self.positionals),
@@ -227,37 +334,14 @@ class BoundCall:
 
 
 def match_operation(operations: Sequence[Operation], args: Sequence[str]) -> Operation | None:
-    """The operation whose words are the longest prefix of ``args``."""
-    index = _by_first_word(operations)
+    """The operation whose words are the longest prefix of ``args`` (the first declared of
+    equals; an operation without words prefixes anything)."""
     best: Operation | None = None
-    for op in index.get(args[0], index[None]) if args else index[None]:
+    for op in operations:
         n = len(op.words)
         if tuple(args[:n]) == op.words and (best is None or n > len(best.words)):
             best = op
     return best
-
-
-# id(operations) -> (operations, first word -> the operations that can match).
-# A provider's operations are one tuple for the life of the process: a step looks
-# only at the operations its first arg can start (a GitHub step looked at all
-# twenty; bench/, figure 7d).
-_FIRST_WORDS: dict[int, tuple[Sequence[Operation], dict[str | None, list[Operation]]]] = {}
-
-
-def _by_first_word(operations: Sequence[Operation]) -> dict[str | None, list[Operation]]:
-    """First word -> the operations starting with it, in declared order, plus those
-    without words (a prefix of any args); ``None`` -> only those without words."""
-    known = _FIRST_WORDS.get(id(operations))
-    if known is not None and known[0] is operations:
-        return known[1]
-    index: dict[str | None, list[Operation]] = {None: [op for op in operations if not op.words]}
-    for op in operations:
-        first = op.words[0] if op.words else None
-        if first is not None and first not in index:
-            index[first] = [o for o in operations if not o.words or o.words[0] == first]
-    if isinstance(operations, tuple):  # kept (with the tuple itself); a list may change
-        _FIRST_WORDS[id(operations)] = (operations, index)
-    return index
 
 
 def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[BindingProblem]]:
@@ -361,6 +445,63 @@ def resolve_call(
     )
 
 
+def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProblem]:
+    """The arguments whose value is not what the operation declares (type, range, choices).
+
+    Validation passes the args as authored, with a ``${reference}`` marked ``missing``;
+    the plan passes them substituted. A value not known yet is not checked; a message
+    names the inputs a value came from.
+    """
+    binding = call.binding
+    found: list[tuple[Argument, int, str, str]] = []  # (declared, arg index, shown, value)
+    for positional in operation.positionals:
+        value = call.positionals.get(positional.name)
+        if value is not None:
+            index = binding.positionals.get(positional.name, -1) if binding else -1
+            found.append((positional, index, f"{positional.name} '{_short(value)}'", value))
+    declared = {o.name: o for o in operation.options or ()}
+    for n, (key, value) in enumerate(call.options):
+        option = declared.get(key)
+        if option is not None:
+            index = binding.options[n][1] if binding and n < len(binding.options) else -1
+            found.append((option, index, f"{key}={_short(value)}", value))
+    problems: list[BindingProblem] = []
+    for arg, index, shown, value in found:
+        if arg.type == "str" and not arg.choices:
+            continue
+        pieces = call.pieces[index] if 0 <= index < len(call.pieces) else ()
+        if any(p.missing for p in pieces):
+            continue
+        problem = value_problem(arg, value)
+        if problem is None:
+            continue
+        inputs = list(dict.fromkeys(p.input for p in pieces if p.input is not None))
+        source = f" (from input {', '.join(repr(i) for i in inputs)})" if inputs else ""
+        form = value_form(arg)
+        takes = f"{arg.name}={form}" if isinstance(arg, Option) else f"{arg.name}: {form}"
+        problems.append(
+            BindingProblem(
+                index,
+                f"{shown}{source} {problem}",
+                f"'{operation.name}' takes {takes}",
+                code="bad-value",
+            )
+        )
+    return problems
+
+
+def context_defaults(
+    operation: Operation, call: BoundCall, run: RunContext
+) -> dict[str, Setting | None]:
+    """Each positional the call leaves out (or empty) that declares a context default: the
+    setting that stands in for it, or None when none is set."""
+    return {
+        p.name: run.setting(p.context_default)
+        for p in operation.positionals
+        if p.context_default is not None and not call.positionals.get(p.name)
+    }
+
+
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -410,7 +551,6 @@ class Inspection:
 
 # -- what a provider may ask of the run --------------------------------------------------------
 
-Access = Literal["read", "write"]
 T = TypeVar("T")
 
 
@@ -533,26 +673,6 @@ class RunContext(Protocol):
 
 
 # -- what a step gets, and gives back ----------------------------------------------------
-
-
-class StepError(Exception):
-    """A step failed; the message is shown to the user as is (no secrets in it)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        hint: str | None = None,
-        exit_code: int | None = None,
-        http_status: int | None = None,
-        data: Any = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.exit_code = exit_code
-        self.http_status = http_status
-        self.data = data
 
 
 @dataclass
@@ -742,8 +862,7 @@ def host_setting(key: str) -> Callable[[str], str | None]:
     """A :attr:`SettingKind.check` for a host setting: ``name[:port]``, nothing else."""
 
     def check(value: str) -> str | None:
-        problem = host_problem(value)
-        return None if problem is None else f"{key} must be {HOST_FORM}, not {value!r} ({problem})"
+        return host_error(key, value)
 
     return check
 

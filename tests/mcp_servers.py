@@ -1,4 +1,4 @@
-"""MCP servers on loopback for the tests of :mod:`runtime.preflight.mcp`.
+"""MCP servers on loopback for the tests of ``runtime capability preflight --live``.
 
 :func:`real_mcp_server` runs the official ``mcp`` SDK's FastMCP server (named
 ``MCPServer`` from mcp 2 on) with the Streamable HTTP transport under uvicorn,
@@ -7,7 +7,7 @@ in a thread, on 127.0.0.1 and a free port.
 :func:`serve` runs a stdlib :mod:`http.server` double that speaks just enough
 JSON-RPC for one :class:`Scenario`: pagination, oversized or dripping bodies, a
 server that never answers, SSE framing, JSON-RPC errors, HTTP errors, malformed
-answers. Every request it receives is recorded.
+answers; over TLS when given a certificate. Every request it receives is recorded.
 
 Both are context managers: the server stops, and its thread ends, on exit.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -167,7 +168,9 @@ class Paged(Scenario):
     def page(self, method: str, cursor: str | None) -> dict[str, Any]:
         n = 0 if cursor is None else int(cursor.removeprefix("cursor-"))
         if method == "tools/list":
-            page: dict[str, Any] = {"tools": [{"name": f"tool-{n}", "inputSchema": {}}]}
+            page: dict[str, Any] = {
+                "tools": [{"name": f"tool-{n}", "inputSchema": {"type": "object"}}]
+            }
         else:
             page = {"resources": [{"uri": f"file:///r/{n}", "name": f"r{n}"}]}
         if n + 1 < self.count:
@@ -177,7 +180,8 @@ class Paged(Scenario):
 
 class SseFraming(Scenario):
     """SSE with a priming event, a comment, a server notification and request, CRLF
-    line ends, a two-line ``data`` field and writes split in the middle of lines."""
+    line ends, a two-line ``data`` field and writes split in the middle of lines; the
+    stream stays open after the answer."""
 
     sse = True
 
@@ -188,9 +192,9 @@ class SseFraming(Scenario):
             "id: prime-1\r\ndata:\r\n\r\n"  # a priming event, no data
             ": keep-alive comment\r\n\r\n"
             "event: message\r\n"
-            'data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\r\n\r\n'
+            'data: {"jsonrpc":"2.0","method":"notifications/message",'
+            '"params":{"level":"info","data":"working"}}\r\n\r\n'
             'data: {"jsonrpc":"2.0","id":"srv-1","method":"ping"}\r\n\r\n'
-            'data: {"jsonrpc":"2.0","id":999,"result":{}}\r\n\r\n'  # somebody else's id
             f"id: ev-2\r\n{data}\r\n"
         ).encode()
         pieces = [stream[i : i + 7] for i in range(0, len(stream), 7)]
@@ -291,7 +295,7 @@ class Malformed(Scenario):
 
 
 class BadServerInfo(Scenario):
-    """A server whose name is long and whose list mixes good and odd entries."""
+    """A server whose name is long and whose tool list has entries that are not tools."""
 
     def server_name(self) -> str:
         return "n" * 500
@@ -394,8 +398,11 @@ class Handler(BaseHTTPRequestHandler):
 class DoubleServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, tls: ssl.SSLContext | None = None) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
         self.scenario = scenario
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
@@ -410,7 +417,7 @@ class DoubleServer(ThreadingHTTPServer):
 
     def url(self, path: str = "/mcp", *, userinfo: str = "", rest: str = "") -> str:
         at = f"{userinfo}@" if userinfo else ""
-        return f"http://{at}127.0.0.1:{self.port}{path}{rest}"
+        return f"{self.scheme}://{at}127.0.0.1:{self.port}{path}{rest}"
 
     def methods(self) -> list[str]:
         with self.lock:
@@ -421,9 +428,11 @@ class DoubleServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(scenario: Scenario | None = None) -> Iterator[DoubleServer]:
-    """Run a :class:`DoubleServer` for ``scenario`` until the block ends."""
-    server = DoubleServer(scenario or Scenario())
+def serve(
+    scenario: Scenario | None = None, *, tls: ssl.SSLContext | None = None
+) -> Iterator[DoubleServer]:
+    """Run a :class:`DoubleServer` for ``scenario`` until the block ends (HTTPS with ``tls``)."""
+    server = DoubleServer(scenario or Scenario(), tls)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )

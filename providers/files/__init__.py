@@ -36,41 +36,48 @@ workflow:
     args: [read, "${path}"]
 """
 
+_OPS = "providers.files.ops:"
+
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
         words=("read",),
-        summary="Print a UTF-8 text file's content",
+        summary=(
+            "Print a UTF-8 text file's content (binary files and files over 16 MiB are refused)"
+        ),
         transport="local",
         effect="read",
-        positionals=(Positional("PATH", help="file to read, under a read root"),),
+        positionals=(Positional("PATH", help="file to read", type="path", access="read"),),
+        handler=_OPS + "read_file",
         example="runtime files read ./notes.txt",
     ),
     Operation(
         words=("write",),
         summary=(
-            "Write CONTENT to PATH exactly (atomic replace; an existing file keeps its "
-            "read/write bits, never execute bits; the parent folder must exist)"
+            "Write CONTENT to PATH exactly, no newline added (atomic replace; an existing "
+            "file keeps its read/write bits, never execute bits; the parent folder must exist)"
         ),
         transport="local",
         effect="write",
         positionals=(
-            Positional("PATH", help="file to write, under a write root"),
+            Positional("PATH", help="file to write", type="path", access="write"),
             Positional("CONTENT", help="exact text to write; no newline is added"),
         ),
+        handler=_OPS + "write_file",
         example="runtime files write ./notes.txt hello",
     ),
     Operation(
         words=("append",),
         summary=(
-            "Append CONTENT and a newline to PATH (created if missing; "
+            "Append CONTENT and a newline to PATH (created if missing; atomic too; "
             "keeps read/write bits, never execute bits)"
         ),
         transport="local",
         effect="write",
         positionals=(
-            Positional("PATH", help="file to append to, under a write root"),
+            Positional("PATH", help="file to append to", type="path", access="write"),
             Positional("CONTENT", help="text to append; a newline follows it"),
         ),
+        handler=_OPS + "append_file",
         example="runtime files append ./log.txt 'deployed v1'",
     ),
     Operation(
@@ -78,23 +85,28 @@ OPERATIONS: tuple[Operation, ...] = (
         summary="List a folder's entries with type and size, sorted by name",
         transport="local",
         effect="read",
-        positionals=(Positional("DIR", help="folder to list, under a read root"),),
+        positionals=(Positional("DIR", help="folder to list", type="path", access="read"),),
+        handler=_OPS + "list_folder",
         example="runtime files list .",
     ),
     Operation(
         words=("mkdir",),
-        summary="Create one folder (its parent must exist)",
+        summary="Create one folder (its parent must exist; an existing folder is fine)",
         transport="local",
         effect="write",
-        positionals=(Positional("DIR", help="folder to create, under a write root"),),
+        positionals=(Positional("DIR", help="folder to create", type="path", access="write"),),
+        handler=_OPS + "make_folder",
         example="runtime files mkdir ./docs",
     ),
     Operation(
         words=("delete",),
-        summary="Delete a file (denied by the default policy)",
+        summary=(
+            "Delete a file (effect destroy: refused unless a policy's allowed_destructive lists it)"
+        ),
         transport="local",
         effect="destroy",
-        positionals=(Positional("PATH", help="file to delete, under a write root"),),
+        positionals=(Positional("PATH", help="file to delete", type="path", access="write"),),
+        handler=_OPS + "delete_file",
         example="runtime files delete ./old.txt",
     ),
 )

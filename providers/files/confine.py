@@ -24,7 +24,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,55 +149,16 @@ def _remaining_link(resolved: str) -> str | None:
     return None
 
 
-class FolderResolver:
-    """``os.path.realpath``, with each folder's real path worked out once.
-
-    A workflow usually touches many files in the same few folders: resolving
-    the folder once and then only the final name saves ``realpath``'s walk
-    over every component (a ``lstat`` each, in Python) for every path. The
-    result is the same as ``os.path.realpath(path)``: the folder resolves as
-    it would inside the full walk, and a final name that is a symbolic link
-    (or is ``.``, ``..`` or empty) goes through ``realpath`` whole. So does a
-    path with a doubled slash: where a link loop stops ``realpath`` (3.11)
-    early, it joins what is left of the path, and a leading slash left there
-    makes the rest absolute (``loop//a`` is ``/a``); the resolver keeps to
-    that answer rather than a more sensible one.
-
-    One resolver lives for one run's planning (the folder results are as old
-    as the run, like the :class:`Confined` results built from them; execution
-    walks the resolved components without following links either way).
-    """
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-
-    def __call__(self, path: str) -> str:
-        folder, name = os.path.split(path)
-        if not folder or name in ("", ".", "..") or "//" in path:
-            return os.path.realpath(path)
-        real = self._folders.get(folder)
-        if real is None:
-            real = self._folders[folder] = os.path.realpath(folder)
-        resolved = os.path.join(real, name)
-        try:
-            is_link = stat.S_ISLNK(os.lstat(resolved).st_mode)
-        except OSError:  # missing (or unreadable): realpath keeps the name as it is
-            return resolved
-        return os.path.realpath(path) if is_link else resolved
-
-
 def confine(
     path: str,
     roots: Sequence[Path],
     cwd: Path,
     access: str,
-    resolve: Callable[[str], str] = os.path.realpath,
 ) -> Confined:
     """Resolve ``path`` and prove it is inside one of ``roots``; raise PolicyRefusal if not.
 
     ``roots`` are real paths (``Policy.roots`` returns them so); relative
-    paths are taken from ``cwd``. ``resolve`` is ``os.path.realpath`` or an
-    equivalent (:class:`FolderResolver`). No file is opened or created.
+    paths are taken from ``cwd``. No file is opened or created.
     """
     real_roots = tuple(roots)
 
@@ -234,7 +195,7 @@ def confine(
         )
 
     try:
-        resolved = resolve(absolute)
+        resolved = os.path.realpath(absolute)
     except OSError:  # a link swapped for something else while realpath walked it
         raise _refuse(
             f"refused: {path!r} changed while it was checked; the path must resolve under {where()}",

@@ -44,7 +44,6 @@ from typing import Any
 
 from providers.files.confine import (
     Confined,
-    FolderResolver,
     ParentMissing,
     confine,
     describe_roots,
@@ -60,6 +59,7 @@ from runtime.provider import (
     Inspection,
     Operation,
     PolicyRefusal,
+    Positional,
     RunContext,
     StepEnvironment,
     StepError,
@@ -73,16 +73,6 @@ TEMP_MARK = ".runtime-tmp-"
 _RANDOM_HEX = 12  # the RANDOM part of a temporary's name
 _TAG_HEX = 16  # its TAG: 64 bits of HMAC-SHA256
 _CHUNK = 1024 * 1024
-
-# The positional that names the path, and the access it needs, per operation.
-_ACCESS = {
-    "read": ("PATH", "read"),
-    "list": ("DIR", "read"),
-    "write": ("PATH", "write"),
-    "append": ("PATH", "write"),
-    "mkdir": ("DIR", "write"),
-    "delete": ("PATH", "write"),
-}
 
 
 # -- entry points ---------------------------------------------------------------
@@ -100,19 +90,25 @@ class _Run:
 
     confined: dict[tuple[str, str], Confined] = field(default_factory=dict)
     roots: dict[str, list[Path]] = field(default_factory=dict)
-    resolver: FolderResolver = field(default_factory=FolderResolver)
     # folders (device, inode) swept for stale temporaries in this run: once each
     swept: set[tuple[int, int]] = field(default_factory=set)
     names: TempNames | None = None
 
 
+def _target(operation: Operation) -> Positional | None:
+    """The positional naming the path the operation touches (it declares the access)."""
+    return next((p for p in operation.positionals if p.access is not None), None)
+
+
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    word = operation.words[0]
-    handler = _HANDLERS.get(word)
-    if handler is None or word not in _ACCESS:
+    """Confine the declared path for its declared access, then run the declared handler
+    (``handler(confined, call)``)."""
+    target = _target(operation)
+    if target is None or target.access is None or operation.handler is None:
         raise StepError(f"the files provider has no operation '{operation.name}'")
-    positional, access = _ACCESS[word]
-    path = _positional(call, positional, operation)
+    handler: Callable[[Confined, BoundCall], StepOutcome] = operation.implementation
+    access = target.access
+    path = _positional(call, target.name, operation)
     run = env.run
     state = run.state(_Run)
     confined = _confine(path, access, run, state)
@@ -131,7 +127,7 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
     except (StepError, PolicyRefusal):
         raise
     except OSError as exc:  # anything not handled where it happened
-        raise StepError(f"files {word} {path!r}: {exc.strerror or exc}") from None
+        raise StepError(f"files {operation.name} {path!r}: {exc.strerror or exc}") from None
     finally:
         _NAMES.reset(names_token)
         _SWEPT.reset(token)
@@ -139,17 +135,17 @@ def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
 
 def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
     """The paths a call will touch, or a refusal; looks only (no file is opened)."""
-    word = operation.words[0]
-    if word not in _ACCESS:
+    target = _target(operation)
+    if target is None or target.access is None:
         return Inspection()
-    positional, access = _ACCESS[word]
-    path = call.positionals.get(positional)
+    access = target.access
+    path = call.positionals.get(target.name)
     if path is None:
         return Inspection()
     try:
         confined = _confine(path, access, run, run.state(_Run))
     except PolicyRefusal as refusal:
-        rule = f"{policy_key(access)} ({run.roots(_access(access)).source})"
+        rule = f"{policy_key(access)} ({run.roots(access).source})"
         return Inspection(decision=Decision(False, rule, refusal.message))
     if access == "write":
         found = protected_refusal(confined, run.protected_paths())
@@ -161,19 +157,15 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     return Inspection(paths=[(str(confined.resolved), access)])
 
 
-def _access(access: str) -> Access:
-    return "read" if access == "read" else "write"
-
-
-def _confine(path: str, access: str, run: RunContext, state: _Run) -> Confined:
+def _confine(path: str, access: Access, run: RunContext, state: _Run) -> Confined:
     """The path resolved and proven inside the roots, once per run (and the roots once)."""
     key = (access, path)
     found = state.confined.get(key)
     if found is None:
         roots = state.roots.get(access)
         if roots is None:
-            roots = state.roots[access] = run.roots(_access(access)).paths
-        found = state.confined[key] = confine(path, roots, run.cwd, access, state.resolver)
+            roots = state.roots[access] = run.roots(access).paths
+        found = state.confined[key] = confine(path, roots, run.cwd, access)
     return found
 
 
@@ -496,7 +488,7 @@ def _human(size: int) -> str:
 # -- operations -------------------------------------------------------------------
 
 
-def _read(confined: Confined, call: BoundCall) -> StepOutcome:
+def read_file(confined: Confined, call: BoundCall) -> StepOutcome:
     name = _regular_name(confined)
     limit = MAX_READ_BYTES
     try:
@@ -542,7 +534,7 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write(confined: Confined, call: BoundCall) -> StepOutcome:
+def write_file(confined: Confined, call: BoundCall) -> StepOutcome:
     data = _encode(_content(call))
     name = _regular_name(confined)
     try:
@@ -562,7 +554,7 @@ def _write(confined: Confined, call: BoundCall) -> StepOutcome:
     )
 
 
-def _append(confined: Confined, call: BoundCall) -> StepOutcome:
+def append_file(confined: Confined, call: BoundCall) -> StepOutcome:
     addition = _encode(_content(call) + "\n")
     name = _regular_name(confined)
     try:
@@ -615,7 +607,7 @@ def _entry_type(entry: os.DirEntry[str]) -> str:
     return "other"
 
 
-def _list(confined: Confined, call: BoundCall) -> StepOutcome:
+def list_folder(confined: Confined, call: BoundCall) -> StepOutcome:
     try:
         with _parent(confined) as fd:
             target = fd
@@ -683,7 +675,7 @@ def _table(path: str, entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _mkdir(confined: Confined, call: BoundCall) -> StepOutcome:
+def make_folder(confined: Confined, call: BoundCall) -> StepOutcome:
     given = confined.given
     if confined.is_root:
         return _exists_outcome(given)
@@ -716,7 +708,7 @@ def _exists_outcome(given: str) -> StepOutcome:
     )
 
 
-def _delete(confined: Confined, call: BoundCall) -> StepOutcome:
+def delete_file(confined: Confined, call: BoundCall) -> StepOutcome:
     name = _regular_name(confined)
     try:
         with _parent(confined, lock=True) as fd:
@@ -739,13 +731,3 @@ def _delete(confined: Confined, call: BoundCall) -> StepOutcome:
         output=f"deleted {confined.given}",
         data={"path": confined.given, "deleted": True},
     )
-
-
-_HANDLERS: dict[str, Callable[[Confined, BoundCall], StepOutcome]] = {
-    "read": _read,
-    "write": _write,
-    "append": _append,
-    "list": _list,
-    "mkdir": _mkdir,
-    "delete": _delete,
-}

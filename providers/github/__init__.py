@@ -1,7 +1,8 @@
 """The ``github`` provider: GitHub and GitHub Enterprise Server.
 
-This module is only the declaration: twenty operations as data, each with the
-transport the provider chose for it (REST, GraphQL or the ``gh`` CLI). The
+This module is only the declaration: the operations as data, each with the
+transport the provider chose for it (REST routes, a GraphQL document or the
+``gh`` CLI), its arguments' types and choices, and its handler by name. The
 implementation in :mod:`providers.github.ops` (and httpx) is imported when a
 step runs.
 """
@@ -31,10 +32,31 @@ from runtime.provider import (
     resolve_call,
 )
 
+_OPS = "providers.github.ops:"
 _PAGING = (
-    Option("per_page", "items per page (default 100; pagination is followed to the end)"),
-    Option("limit", "stop after this many items"),
+    Option(
+        "per_page",
+        "items per page (default 100; pagination is followed to the end)",
+        type="int",
+        range=(1, 100),
+    ),
+    Option("limit", "stop after this many items", type="int", range=(1, None)),
 )
+_DIRECTION = Option("direction", "the order of the sort", choices=("asc", "desc"))
+_REPO = Positional("OWNER/REPO", help="a repository, as owner/name", in_route="{owner}/{repo}")
+# ORG of repo list and issue list: else the active context's organization
+_CONTEXT_ORG = Positional(
+    "ORG",
+    required=False,
+    help="an organization's login",
+    context_default="organization",
+    in_route="{org}",
+)
+
+
+def _fields(*names: str) -> tuple[tuple[str, str], ...]:
+    """Summary lines of one object: each field under its own name."""
+    return tuple((name, name) for name in names)
 
 
 def _rest(words: str, summary: str, effect: str = "read", **kw: object) -> Operation:
@@ -77,45 +99,109 @@ def _gh(words: str, summary: str, effect: str = "read", **kw: object) -> Operati
         effect=effect,  # type: ignore[arg-type]
         credential="github",
         passthrough=True,
+        handler=_OPS + "gh_call",
         **kw,  # type: ignore[arg-type]
     )
 
 
+REPO_SUMMARY_QUERY = """query RepoSummary($owner: String!, $name: String!) {
+  repository(owner: $owner, name: $name) {
+    nameWithOwner
+    description
+    visibility
+    defaultBranchRef { name }
+    stargazerCount
+    forkCount
+    issues(states: OPEN) { totalCount }
+    pullRequests(states: OPEN) { totalCount }
+    latestRelease { tagName name publishedAt }
+    primaryLanguage { name }
+  }
+}"""
+
 OPERATIONS: tuple[Operation, ...] = (
-    _rest("user get", "The authenticated user", example="runtime github user get"),
+    _rest(
+        "user get",
+        "The authenticated user",
+        routes=("GET /user",),
+        handler=_OPS + "rest_get",
+        columns=_fields("login", "name", "company", "email", "html_url"),
+        example="runtime github user get",
+    ),
     _rest(
         "org list",
         "Organizations of the authenticated user",
         options=_PAGING,
         scopes=("read:org",),
+        routes=("GET /user/orgs",),
+        handler=_OPS + "rest_list",
+        columns=(("LOGIN", "login"), ("DESCRIPTION", "description")),
         example="runtime github org list",
     ),
     _rest(
         "notification list",
         "Notifications of the authenticated user",
         scopes=("notifications",),
-        options=(Option("all"), Option("participating"), *_PAGING),
+        options=(
+            Option("all", "also the notifications marked as read", type="bool"),
+            Option("participating", "only those you participate in", type="bool"),
+            *_PAGING,
+        ),
+        routes=("GET /notifications",),
+        handler=_OPS + "rest_list",
+        columns=(
+            ("REPOSITORY", "repository.full_name"),
+            ("REASON", "reason"),
+            ("TITLE", "subject.title"),
+        ),
         example="runtime github notification list all=true",
     ),
     _rest(
         "team list",
         "Teams of an organization",
         scopes=("read:org",),
-        positionals=(Positional("ORG"),),
+        positionals=(Positional("ORG", help="an organization's login", in_route="{org}"),),
         options=_PAGING,
+        routes=("GET /orgs/{org}/teams",),
+        handler=_OPS + "rest_list",
+        columns=(("SLUG", "slug"), ("NAME", "name")),
         example="runtime github team list acme",
     ),
     _rest(
         "repo list",
         "Repositories of ORG (else the context's organization, else your own)",
-        positionals=(Positional("ORG", required=False),),
-        options=(Option("type"), Option("sort"), Option("direction"), *_PAGING),
+        positionals=(_CONTEXT_ORG,),
+        options=(
+            Option(
+                "type",
+                "which repositories",
+                choices=("all", "owner", "public", "private", "forks", "sources", "member"),
+            ),
+            Option("sort", choices=("created", "updated", "pushed", "full_name")),
+            _DIRECTION,
+            *_PAGING,
+        ),
+        routes=("GET /orgs/{org}/repos", "GET /user/repos"),
+        handler=_OPS + "repo_list",
         example="runtime github repo list acme per_page=100",
     ),
     _rest(
         "repo view",
         "One repository",
-        positionals=(Positional("OWNER/REPO"),),
+        positionals=(_REPO,),
+        routes=("GET /repos/{owner}/{repo}",),
+        handler=_OPS + "rest_get",
+        columns=_fields(
+            "full_name",
+            "description",
+            "visibility",
+            "default_branch",
+            "language",
+            "stargazers_count",
+            "forks_count",
+            "open_issues_count",
+            "html_url",
+        ),
         example="runtime github repo view cli/cli",
     ),
     _rest(
@@ -125,60 +211,88 @@ OPERATIONS: tuple[Operation, ...] = (
         scopes=("repo",),
         options=(
             Option("name", required=True),
-            Option("org"),
-            Option("private"),
-            Option("visibility"),
+            Option("org", "the organization to create it in", in_route="{org}"),
+            Option("private", type="bool"),
+            Option("visibility", choices=("public", "private", "internal")),
             Option("description"),
             Option("homepage"),
-            Option("auto_init"),
+            Option("auto_init", type="bool"),
             Option("gitignore_template"),
             Option("license_template"),
-            Option("has_issues"),
-            Option("has_wiki"),
-            Option("has_projects"),
-            Option("is_template"),
+            Option("has_issues", type="bool"),
+            Option("has_wiki", type="bool"),
+            Option("has_projects", type="bool"),
+            Option("is_template", type="bool"),
         ),
+        routes=("POST /orgs/{org}/repos", "POST /user/repos"),
+        handler=_OPS + "repo_create",
         example="runtime github repo create name=demo private=true auto_init=true",
     ),
     _rest(
         "issue list",
         "Issues of ORG (else the context's organization, else assigned to you)",
-        positionals=(Positional("ORG", required=False),),
+        positionals=(_CONTEXT_ORG,),
         options=(
-            Option("filter"),
-            Option("state"),
-            Option("labels"),
-            Option("sort"),
-            Option("direction"),
-            Option("since"),
+            Option(
+                "filter",
+                "which issues",
+                choices=("assigned", "created", "mentioned", "subscribed", "repos", "all"),
+            ),
+            Option("state", choices=("open", "closed", "all")),
+            Option("labels", "comma-separated label names"),
+            Option("sort", choices=("created", "updated", "comments")),
+            _DIRECTION,
+            Option("since", "only issues updated at or after this time (ISO 8601)"),
             *_PAGING,
         ),
+        routes=("GET /orgs/{org}/issues", "GET /issues"),
+        handler=_OPS + "issue_list",
         example="runtime github issue list acme state=open",
     ),
     _rest(
         "file put",
-        "Create or update a file's content (the text is base64-encoded for you)",
+        "Create or update a file's content (the text is base64-encoded for you; an existing "
+        "file is updated with its current sha)",
         effect="write",
         scopes=("repo",),
-        positionals=(Positional("OWNER/REPO"), Positional("PATH")),
+        positionals=(
+            _REPO,
+            Positional("PATH", help="the file's path in the repository", in_route="{path}"),
+        ),
         options=(
-            Option("message", required=True),
-            Option("content", required=True),
+            Option("message", "the commit message", required=True),
+            Option("content", "the file's new text", required=True),
             Option("branch"),
         ),
+        routes=(
+            "GET /repos/{owner}/{repo}/contents/{path}",
+            "PUT /repos/{owner}/{repo}/contents/{path}",
+        ),
+        handler=_OPS + "file_put",
         example="runtime github file put acme/site README.md message='Add readme' content='# Site'",
+    ),
+    _rest(
+        "release list",
+        "Releases of a repository, newest first",
+        positionals=(_REPO,),
+        options=_PAGING,
+        routes=("GET /repos/{owner}/{repo}/releases",),
+        handler=_OPS + "rest_list",
+        columns=(("TAG", "tag_name"), ("NAME", "name"), ("PUBLISHED", "published_at")),
+        example="runtime github release list cli/cli limit=10",
     ),
     _rest(
         "api",
         "Any REST route: GET/DELETE pairs are query parameters, POST/PUT/PATCH a JSON body",
         effect="write",
-        positionals=(Positional("METHOD"), Positional("PATH")),
+        positionals=(Positional("METHOD"), Positional("PATH", help="a route GitHub documents")),
         options=None,
         positionals_first=True,
         effect_rules=(
             EffectRule("METHOD", r"^(?i:GET|HEAD)$", "read"),
             EffectRule("METHOD", r"^(?i:DELETE)$", "destroy"),
         ),
+        handler=_OPS + "api",
         example="runtime github api GET /repos/cli/cli/community/profile",
     ),
     Operation(
@@ -188,7 +302,9 @@ OPERATIONS: tuple[Operation, ...] = (
         transport="graphql",
         effect="read",
         credential="github",
-        positionals=(Positional("OWNER/REPO"),),
+        positionals=(_REPO,),
+        document=REPO_SUMMARY_QUERY,
+        handler=_OPS + "repo_summary",
         example="runtime github repo summary cli/cli",
     ),
     Operation(
@@ -197,16 +313,17 @@ OPERATIONS: tuple[Operation, ...] = (
         transport="graphql",
         effect="read",
         credential="github",
-        positionals=(Positional("QUERY"),),
+        positionals=(Positional("QUERY", help="a GraphQL document"),),
         options=None,
         effect_from=lambda call: _graphql_effect(call.positionals.get("QUERY", "")),
+        handler=_OPS + "graphql",
         example="runtime github graphql 'query { viewer { login } }'",
     ),
     _gh("pr list", "Pull requests (gh pr list)", example="runtime github pr list --repo cli/cli"),
     _gh(
         "pr view",
         "One pull request (gh pr view)",
-        positionals=(Positional("N"),),
+        positionals=(Positional("N", help="its number, URL or branch"),),
         example="runtime github pr view 42 --repo cli/cli",
     ),
     _gh(
@@ -229,7 +346,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _gh(
         "run view",
         "One workflow run (gh run view)",
-        positionals=(Positional("ID"),),
+        positionals=(Positional("ID", help="the run's id"),),
         example="runtime github run view 123456 --repo cli/cli",
     ),
     _gh(
@@ -242,7 +359,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Dispatch a workflow (gh workflow run)",
         effect="write",
         scopes=("workflow",),
-        positionals=(Positional("WORKFLOW"),),
+        positionals=(Positional("WORKFLOW", help="its file name, id or name"),),
         example="runtime github workflow run ci.yml --repo acme/site --ref main",
     ),
 )

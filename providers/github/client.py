@@ -200,7 +200,6 @@ class GitHubHTTP:
         # the step under way: when its time limit runs out (time.monotonic()), and that limit
         self.step_deadline: float | None = None
         self.step_seconds = 0.0
-        self.requests = 0
         from providers.github import transport
 
         self._deadline = transport.Deadline()
@@ -356,7 +355,6 @@ class GitHubHTTP:
         self._deadline.at = deadline
         try:
             request = self.http.build_request(method, url, headers=headers, json=body)
-            self.requests += 1
             response = self.http.send(request, stream=True)
             try:
                 return Reply(response, self._read(response, host, shown))

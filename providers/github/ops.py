@@ -1,4 +1,11 @@
-"""The github operations: REST and GraphQL over :mod:`providers.github.client`, CLI over gh."""
+"""The github operations: REST and GraphQL over :mod:`providers.github.client`, CLI over gh.
+
+Every handler is named by its operation's declaration (``handler=``) and called as
+``handler(operation, call, env)``; what a handler needs to know of its operation (the
+routes it sends, the arguments that fill them, its GraphQL document, the columns text
+mode shows) it reads from that declaration. A list operation whose items need no
+rendering of their own declares :func:`rest_list` and needs no code here.
+"""
 
 from __future__ import annotations
 
@@ -20,57 +27,14 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
+    context_defaults,
 )
 
-REPO_SUMMARY_QUERY = """query RepoSummary($owner: String!, $name: String!) {
-  repository(owner: $owner, name: $name) {
-    nameWithOwner
-    description
-    visibility
-    defaultBranchRef { name }
-    stargazerCount
-    forkCount
-    issues(states: OPEN) { totalCount }
-    pullRequests(states: OPEN) { totalCount }
-    latestRelease { tagName name publishedAt }
-    primaryLanguage { name }
-  }
-}"""
-
-# Every REST route and method the provider sends, for the conformance test against
-# GitHub's published OpenAPI description.
-REST_ROUTES: tuple[tuple[str, str], ...] = (
-    ("GET", "/user"),
-    ("GET", "/user/orgs"),
-    ("GET", "/notifications"),
-    ("GET", "/orgs/{org}/teams"),
-    ("GET", "/orgs/{org}/repos"),
-    ("GET", "/user/repos"),
-    ("GET", "/repos/{owner}/{repo}"),
-    ("POST", "/user/repos"),
-    ("POST", "/orgs/{org}/repos"),
-    ("GET", "/orgs/{org}/issues"),
-    ("GET", "/issues"),
-    ("GET", "/repos/{owner}/{repo}/contents/{path}"),
-    ("PUT", "/repos/{owner}/{repo}/contents/{path}"),
-)
 # Routes `preflight --live` reads (besides GET /user): does the host answer at all.
 PROBE_ROUTES: tuple[tuple[str, str], ...] = (("GET", "/"),)
-GRAPHQL_QUERIES: tuple[str, ...] = (REPO_SUMMARY_QUERY,)
 
 
 # -- shared plumbing ------------------------------------------------------------------------
-
-
-def context_values(run: RunContext | None) -> tuple[str | None, str | None, str | None]:
-    """(context name, github host, organization): from the active context (the host also
-    from config.yaml, when no context names one)."""
-    if run is None:
-        return None, None, None
-    host = run.setting("github_host")
-    org = run.setting("organization")
-    name = next((s.context for s in (host, org) if s is not None and s.context), None)
-    return name, host.value if host else None, org.value if org else None
 
 
 def endpoints_for(environ: Any, run: RunContext | None) -> ep.Endpoints:
@@ -144,19 +108,52 @@ def _limit(call: BoundCall) -> int | None:
     return int(raw)
 
 
-def _list_params(call: BoundCall, names: tuple[str, ...]) -> dict[str, str]:
-    params = {k: v for k, v in call.options if k in names}
-    per_page = call.option("per_page")
-    if per_page is not None:
-        params["per_page"] = per_page
+def _query(call: BoundCall, *, skip: tuple[str, ...] = ("limit",)) -> dict[str, str]:
+    """The options that are query parameters: every declared one but ``skip``."""
+    return {k: v for k, v in call.options if k not in skip}
+
+
+def _values(operation: Operation, call: BoundCall, run: RunContext) -> dict[str, str]:
+    """The arguments that fill routes, by name: as given (the first of an option), else
+    the context default the declaration names (ORG: the context's organization)."""
+    values = {k: v for k, v in reversed(call.options)}
+    values.update(call.positionals)
+    for name, setting in context_defaults(operation, call, run).items():
+        if setting is not None and setting.value:
+            values[name] = setting.value
+    return values
+
+
+_PARAM = re.compile(r"\{([^}]+)\}")
+
+
+def _route_params(operation: Operation, values: dict[str, str]) -> dict[str, str]:
+    """Route parameter -> its encoded value, from the arguments that declare ``in_route``."""
+    params: dict[str, str] = {}
+    for arg in operation.arguments:
+        value = values.get(arg.name)
+        if arg.in_route is None or value is None:
+            continue
+        names = _PARAM.findall(arg.in_route)
+        if len(names) == 2:  # {owner}/{repo}
+            params.update(zip(names, _split_repo(value), strict=True))
+        elif names == ["path"]:  # one or more segments
+            path = "/".join(quote(part, safe="") for part in value.strip("/").split("/"))
+            if not path:
+                raise StepError(f"{arg.name} is empty", hint="name the file inside the repository")
+            params["path"] = path
+        elif value:  # one segment; empty: as if not given (a route without it)
+            params[names[0]] = quote(value, safe="")
     return params
 
 
-def _org(call: BoundCall, env: StepEnvironment) -> str | None:
-    org = call.positionals.get("ORG")
-    if org:
-        return org
-    return context_values(env.run)[2]
+def route(operation: Operation, method: str, values: dict[str, str]) -> str:
+    """The first declared ``method`` route whose parameters the values fill, filled in."""
+    params = _route_params(operation, values)
+    for declared, template in operation.rest_routes:
+        if declared == method and all(n in params for n in _PARAM.findall(template)):
+            return _PARAM.sub(lambda m: params[m.group(1)], template)
+    raise StepError(f"'{operation.name}' declares no {method} route for these arguments")
 
 
 # -- rendering ------------------------------------------------------------------------------
@@ -184,6 +181,22 @@ def _summary(item: dict[str, Any], keys: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _field(path: str) -> Callable[[dict[str, Any]], Any]:
+    """A getter of a dotted field (``repository.full_name``) of an item."""
+
+    def get(item: dict[str, Any]) -> Any:
+        value: Any = item
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    return get
+
+
+def _columns(operation: Operation) -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
+    return [(header, _field(path)) for header, path in operation.columns]
+
+
 def _ok(data: Any, text: str, status: int) -> StepOutcome:
     return StepOutcome(ok=True, data=data, output=text, http_status=status)
 
@@ -191,100 +204,51 @@ def _ok(data: Any, text: str, status: int) -> StepOutcome:
 # -- REST operations ------------------------------------------------------------------------
 
 
-def user_get(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    r = client(env).request("GET", "/user")
-    return _ok(
-        r.data, _summary(r.data, ["login", "name", "company", "email", "html_url"]), r.status
-    )
+def rest_get(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    """GET the operation's route: one object, summarised by the declared columns."""
+    r = client(env).request("GET", route(operation, "GET", _values(operation, call, env.run)))
+    lines = [
+        f"{header}: {value}"
+        for header, get in _columns(operation)
+        if (value := get(r.data) if isinstance(r.data, dict) else None) not in (None, "")
+    ]
+    return _ok(r.data, "\n".join(lines), r.status)
 
 
-def org_list(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    items, status = client(env).paginate("/user/orgs", _list_params(call, ()), _limit(call))
-    return _ok(
-        items,
-        _table(
-            items,
-            [("LOGIN", lambda i: i.get("login")), ("DESCRIPTION", lambda i: i.get("description"))],
-        ),
-        status,
-    )
+def rest_list(
+    operation: Operation,
+    call: BoundCall,
+    env: StepEnvironment,
+    columns: list[tuple[str, Callable[[dict[str, Any]], Any]]] | None = None,
+) -> StepOutcome:
+    """GET the operation's route, every page (or up to ``limit=``): a table of the
+    declared columns. The options but ``limit`` are the query."""
+    path = route(operation, "GET", _values(operation, call, env.run))
+    items, status = client(env).paginate(path, _query(call), _limit(call))
+    return _ok(items, _table(items, columns or _columns(operation)), status)
 
 
-def notification_list(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    items, status = client(env).paginate(
-        "/notifications", _list_params(call, ("all", "participating")), _limit(call)
-    )
-    return _ok(
-        items,
-        _table(
-            items,
-            [
-                ("REPOSITORY", lambda i: (i.get("repository") or {}).get("full_name")),
-                ("REASON", lambda i: i.get("reason")),
-                ("TITLE", lambda i: (i.get("subject") or {}).get("title")),
-            ],
-        ),
-        status,
-    )
+def repo_list(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    def visibility(item: dict[str, Any]) -> Any:
+        return item.get("visibility") or ("private" if item.get("private") else "public")
+
+    columns = [
+        ("REPOSITORY", _field("full_name")),
+        ("VISIBILITY", visibility),
+        ("DESCRIPTION", _field("description")),
+    ]
+    return rest_list(operation, call, env, columns)
 
 
-def team_list(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    org = quote(call.positionals["ORG"], safe="")
-    items, status = client(env).paginate(f"/orgs/{org}/teams", _list_params(call, ()), _limit(call))
-    return _ok(
-        items,
-        _table(items, [("SLUG", lambda i: i.get("slug")), ("NAME", lambda i: i.get("name"))]),
-        status,
-    )
+def issue_list(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    def issue(item: dict[str, Any]) -> str:
+        return f"{(item.get('repository') or {}).get('full_name', '')}#{item.get('number')}"
+
+    columns = [("ISSUE", issue), ("STATE", _field("state")), ("TITLE", _field("title"))]
+    return rest_list(operation, call, env, columns)
 
 
-def repo_list(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    org = _org(call, env)
-    path = f"/orgs/{quote(org, safe='')}/repos" if org else "/user/repos"
-    items, status = client(env).paginate(
-        path, _list_params(call, ("type", "sort", "direction")), _limit(call)
-    )
-    return _ok(
-        items,
-        _table(
-            items,
-            [
-                ("REPOSITORY", lambda i: i.get("full_name")),
-                (
-                    "VISIBILITY",
-                    lambda i: i.get("visibility") or ("private" if i.get("private") else "public"),
-                ),
-                ("DESCRIPTION", lambda i: i.get("description")),
-            ],
-        ),
-        status,
-    )
-
-
-def repo_view(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    owner, name = _split_repo(call.positionals["OWNER/REPO"])
-    r = client(env).request("GET", f"/repos/{owner}/{name}")
-    return _ok(
-        r.data,
-        _summary(
-            r.data,
-            [
-                "full_name",
-                "description",
-                "visibility",
-                "default_branch",
-                "language",
-                "stargazers_count",
-                "forks_count",
-                "open_issues_count",
-                "html_url",
-            ],
-        ),
-        r.status,
-    )
-
-
-def repo_create(call: BoundCall, env: StepEnvironment) -> StepOutcome:
+def repo_create(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     org = call.option("org")
     pairs = [(k, v) for k, v in call.options if k != "org"]
     if not org:
@@ -300,45 +264,20 @@ def repo_create(call: BoundCall, env: StepEnvironment) -> StepOutcome:
             pairs = [(k, v) for k, v in pairs if k not in ("visibility", "private")]
             pairs.append(("private", "true" if visibility == "private" else "false"))
     body = build_body(pairs)
-    path = f"/orgs/{quote(org, safe='')}/repos" if org else "/user/repos"
+    path = route(operation, "POST", _values(operation, call, env.run))
     r = client(env).request("POST", path, body=body)
     return _ok(r.data, f"created {r.data.get('full_name')} ({r.data.get('html_url')})", r.status)
 
 
-def issue_list(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    org = _org(call, env)
-    path = f"/orgs/{quote(org, safe='')}/issues" if org else "/issues"
-    names = ("filter", "state", "labels", "sort", "direction", "since")
-    items, status = client(env).paginate(path, _list_params(call, names), _limit(call))
-    return _ok(
-        items,
-        _table(
-            items,
-            [
-                (
-                    "ISSUE",
-                    lambda i: (
-                        f"{(i.get('repository') or {}).get('full_name', '')}#{i.get('number')}"
-                    ),
-                ),
-                ("STATE", lambda i: i.get("state")),
-                ("TITLE", lambda i: i.get("title")),
-            ],
-        ),
-        status,
-    )
-
-
-def file_put(call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    owner, name = _split_repo(call.positionals["OWNER/REPO"])
-    path = "/".join(quote(part, safe="") for part in call.positionals["PATH"].strip("/").split("/"))
-    if not path:
-        raise StepError("PATH is empty", hint="name the file inside the repository")
+def file_put(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    values = _values(operation, call, env.run)
     branch = call.option("branch")
     http = client(env)
-    route = f"/repos/{owner}/{name}/contents/{path}"
     current = http.request(
-        "GET", route, params={"ref": branch} if branch else None, ok_statuses=(404,)
+        "GET",
+        route(operation, "GET", values),
+        params={"ref": branch} if branch else None,
+        ok_statuses=(404,),
     )
     body: dict[str, Any] = {
         "message": call.option("message") or "",
@@ -349,7 +288,7 @@ def file_put(call: BoundCall, env: StepEnvironment) -> StepOutcome:
     existed = current.status == 200 and isinstance(current.data, dict) and "sha" in current.data
     if existed:
         body["sha"] = current.data["sha"]
-    r = http.request("PUT", route, body=body)
+    r = http.request("PUT", route(operation, "PUT", values), body=body)
     verb = "updated" if existed else "created"
     commit = (r.data or {}).get("commit", {}).get("sha", "") if isinstance(r.data, dict) else ""
     return _ok(
@@ -359,7 +298,7 @@ def file_put(call: BoundCall, env: StepEnvironment) -> StepOutcome:
     )
 
 
-def api(call: BoundCall, env: StepEnvironment) -> StepOutcome:
+def api(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     method = call.positionals["METHOD"].upper()
     if method not in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
         raise StepError(
@@ -383,11 +322,12 @@ def api(call: BoundCall, env: StepEnvironment) -> StepOutcome:
 # -- GraphQL ----------------------------------------------------------------------------------
 
 
-def repo_summary(call: BoundCall, env: StepEnvironment) -> StepOutcome:
+def repo_summary(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     owner, name = call.positionals["OWNER/REPO"].partition("/")[::2]
     if not owner or not name:
         raise StepError(f"'{call.positionals['OWNER/REPO']}' is not OWNER/REPO")
-    r = client(env).graphql(REPO_SUMMARY_QUERY, {"owner": owner, "name": name})
+    assert operation.document is not None, "repo summary declares its document"
+    r = client(env).graphql(operation.document, {"owner": owner, "name": name})
     repo = (r.data.get("data") or {}).get("repository")
     if repo is None:
         raise StepError(f"repository {owner}/{name} not found", http_status=r.status)
@@ -406,36 +346,22 @@ def repo_summary(call: BoundCall, env: StepEnvironment) -> StepOutcome:
     return _ok(summary, _summary(summary, list(summary)), r.status)
 
 
-def graphql(call: BoundCall, env: StepEnvironment) -> StepOutcome:
+def graphql(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     variables = build_body(list(call.options))
     r = client(env).graphql(call.positionals["QUERY"], variables)
     data = r.data.get("data") if isinstance(r.data, dict) else r.data
     return _ok(data, dumps(data), r.status)
 
 
-HANDLERS: dict[str, Callable[[BoundCall, StepEnvironment], StepOutcome]] = {
-    "user get": user_get,
-    "org list": org_list,
-    "notification list": notification_list,
-    "team list": team_list,
-    "repo list": repo_list,
-    "repo view": repo_view,
-    "repo create": repo_create,
-    "issue list": issue_list,
-    "file put": file_put,
-    "api": api,
-    "repo summary": repo_summary,
-    "graphql": graphql,
-}
+def gh_call(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+    """An operation that runs gh (transport "cli")."""
+    from providers.github.gh import run_gh
+
+    return run_gh(operation, call, env, run_endpoints(env.environ, env.run))
 
 
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    if operation.transport == "cli":
-        from providers.github.gh import run_gh
-
-        endpoints = run_endpoints(env.environ, env.run)
-        return run_gh(operation, call, env, endpoints)
-    return HANDLERS[operation.name](call, env)
+    return operation.implementation(operation, call, env)  # type: ignore[no-any-return]
 
 
 def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
@@ -450,24 +376,19 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     inspection.hosts = endpoints.network_hosts
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
     _inspect_routes(operation, call, inspection)
-    if operation.name in ("repo list", "issue list") and not call.positionals.get("ORG"):
-        name, _, org = context_values(run)
-        if org:
-            inspection.notes.append(f"ORG = {org} (from context '{name}')")
-        else:
-            target = "/user/repos" if operation.name == "repo list" else "/issues"
-            inspection.notes.append(f"no ORG and no context organization: GET {target}")
+    for name, setting in context_defaults(operation, call, run).items():
+        if setting is not None and setting.value:
+            inspection.notes.append(f"{name} = {setting.value} (from {setting.origin})")
+            continue
+        key = next(p.context_default for p in operation.positionals if p.name == name)
+        try:
+            fallback = route(operation, "GET", {})
+        except StepError:
+            fallback = None
+        inspection.notes.append(
+            f"no {name} and no context {key}" + (f": GET {fallback}" if fallback else "")
+        )
     return inspection
-
-
-# The args each REST operation puts into its route, and how (routes.value_problems).
-ROUTE_ARGS: dict[str, tuple[tuple[str, str], ...]] = {
-    "team list": (("ORG", "org"),),
-    "repo list": (("ORG", "org"),),
-    "issue list": (("ORG", "org"),),
-    "repo view": (("OWNER/REPO", "owner/repo"),),
-    "file put": (("OWNER/REPO", "owner/repo"), ("PATH", "path")),
-}
 
 
 def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspection) -> None:
@@ -484,12 +405,21 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
         if note is not None:
             inspection.notes.append(note)
         return
-    for name, kind in ROUTE_ARGS.get(operation.name, ()):
-        index = call.binding.positionals.get(name, -1) if call.binding else -1
-        inspection.problems.extend(routes.value_problems(index, call.pieces_of(name), kind))
-    if operation.name == "repo create":
-        index = next((i for k, i in call.binding.options if k == "org"), -1) if call.binding else -1
-        inspection.problems.extend(routes.value_problems(index, call.option_pieces("org"), "org"))
+    binding = call.binding
+    for positional in operation.positionals:
+        if positional.in_route is not None:
+            index = binding.positionals.get(positional.name, -1) if binding else -1
+            kind = routes.VALUE_KINDS[positional.in_route]
+            inspection.problems.extend(
+                routes.value_problems(index, call.pieces_of(positional.name), kind)
+            )
+    for option in operation.options or ():
+        if option.in_route is not None:
+            index = next((i for k, i in binding.options if k == option.name), -1) if binding else -1
+            kind = routes.VALUE_KINDS[option.in_route]
+            inspection.problems.extend(
+                routes.value_problems(index, call.option_pieces(option.name), kind)
+            )
 
 
 def check_token(environ: Any, run: RunContext, host: str, token: str) -> dict[str, Any]:

@@ -166,6 +166,9 @@ def nearest(method: str, path: str) -> Route | None:
 
 # -- what an input may put into a route -------------------------------------------------------
 
+# How a declared argument's value fills a route (its ``in_route``), as value_problems
+# checks it: a file path (segments), a repository (owner/name), one name.
+VALUE_KINDS = {"{path}": "path", "{owner}/{repo}": "owner/repo", "{org}": "org"}
 _FORBIDDEN = re.compile(r"[?#%\s\x00-\x1f\x7f-\x9f]")
 VALUE_HINT = (
     "a value in a route may not hold ?, #, %, whitespace, control characters or '.'/'..' "

@@ -23,7 +23,7 @@ from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
 
 if TYPE_CHECKING:
-    from runtime.errors import RuntimeFailure
+    from runtime.errors import Failure
 
 
 # Top-level commands, imported only when used: name -> (modules to import, "module:attribute"
@@ -152,10 +152,20 @@ def _argv_wants_json(argv: list[str]) -> bool:
     return os.environ.get("RUNTIME_OUTPUT") == "json"
 
 
-def _report_failure(failure: RuntimeFailure, as_json: bool) -> int:
+def _report_failure(failure: Failure, as_json: bool) -> int:
+    """Say what failed (a JSON document, or lines on stderr) and return its exit code: the
+    one place a failure becomes the process's exit code."""
     from runtime.cli.render import emit_json, paint, problem_line
     from runtime.cli.render import err as write_err
+    from runtime.errors import Terminated
     from runtime.redact import Redactor
+
+    if isinstance(failure, Terminated):  # a signal: one line, whatever the output mode
+        if failure.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
+            silence_stdout()
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"{failure.message}\n")
+        return int(failure.exit_code)
 
     # A failure can quote what the user gave (an environment variable, an argument): a
     # token shape or a URL's user:password in it is redacted here, where every failure
@@ -221,43 +231,38 @@ def main(argv: list[str] | None = None) -> None:
 def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """Report a failure and return its exit code; never a traceback.
 
-    The error classes are imported only here, when something failed: ``runtime
-    --version`` and ``--help`` should cost little more than importing typer.
+    Whatever was raised is taken as a :class:`~runtime.errors.Failure` (Ctrl-C as
+    ``Interrupted``, click's usage errors as ``UsageError``, anything else as
+    ``InternalError``), whose class holds its exit code. The error classes are imported
+    only here, when something failed: ``runtime --version`` and ``--help`` should cost
+    little more than importing typer.
     """
-    from runtime.errors import RuntimeFailure, Terminated, UsageError
-    from runtime.exitcodes import ExitCode
+    from runtime.errors import Failure, InternalError, Interrupted, UsageError
 
-    as_json = _argv_wants_json(args)
-    if isinstance(exc, RuntimeFailure):
-        return _report_failure(exc, as_json or json_mode())
-    if isinstance(exc, (typer.Abort, KeyboardInterrupt)):
-        sys.stderr.write("interrupted\n")
-        return int(ExitCode.INTERRUPTED)
-    if isinstance(exc, Terminated):
-        if exc.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
-            silence_stdout()
-        with contextlib.suppress(OSError):
-            sys.stderr.write(f"terminated by {exc.name}\n")
-        return exc.exit_code
     if isinstance(exc, BrokenPipeError):
         silence_stdout()
         return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    if not isinstance(exc, Exception):
+    as_json = _argv_wants_json(args)
+    failure: Failure
+    if isinstance(exc, Failure):
+        # raised by a command: the root callback ran, so the output mode is known
+        failure, as_json = exc, as_json or json_mode()
+    elif isinstance(exc, (typer.Abort, KeyboardInterrupt)):
+        failure = Interrupted()
+    elif not isinstance(exc, Exception):
         raise exc
-    if _is_usage_error(exc):
-        usage = UsageError(
+    elif _is_usage_error(exc):
+        failure = UsageError(
             exc.format_message(),  # type: ignore[attr-defined]
             hint="run `runtime --help` (or the command followed by --help)",
         )
-        return _report_failure(usage, as_json)
-    if os.environ.get("RUNTIME_DEBUG") == "1":
+    elif os.environ.get("RUNTIME_DEBUG") == "1":
         raise exc
-    internal = RuntimeFailure(
-        f"internal error: {type(exc).__name__}",
-        hint="this is a bug in runtime; rerun with RUNTIME_DEBUG=1 to see where, and report it",
-        code="internal-error",
-    )
-    internal.exit_code = ExitCode.INTERNAL_ERROR
-    return _report_failure(internal, as_json)
+    else:
+        failure = InternalError(
+            f"internal error: {type(exc).__name__}",
+            hint="this is a bug in runtime; rerun with RUNTIME_DEBUG=1 to see where, and report it",
+        )
+    return _report_failure(failure, as_json)

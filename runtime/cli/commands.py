@@ -12,7 +12,7 @@ from runtime import __version__
 from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
 from runtime.cli.session import ensure_home, json_mode, workspace
-from runtime.exitcodes import ExitCode
+from runtime.errors import ExitCode
 
 capability_app = typer.Typer(
     rich_markup_mode=None,

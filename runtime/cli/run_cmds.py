@@ -16,7 +16,7 @@ from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out
 from runtime.cli.session import ensure_home, json_mode, workspace
-from runtime.exitcodes import ExitCode
+from runtime.errors import ExitCode
 
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."

@@ -58,18 +58,12 @@ class Document:
     runtime_block: FencedBlock | None = None
     title: str | None = None
     lineage: list[LineageEntry] = field(default_factory=list)
-    has_lineage_section: bool = False
     problems: list[Problem] = field(default_factory=list)
 
     def error(
         self, line: int, column: int, code: str, message: str, hint: str | None = None
     ) -> None:
         self.problems.append(Problem(self.path, line, column, "error", code, message, hint))
-
-    def warn(
-        self, line: int, column: int, code: str, message: str, hint: str | None = None
-    ) -> None:
-        self.problems.append(Problem(self.path, line, column, "warning", code, message, hint))
 
 
 def read_capability_bytes(path: Path) -> bytes:
@@ -239,8 +233,6 @@ def _prose(lines: list[str], doc: Document, fm: Frontmatter | None) -> None:
                 doc.title = title
             if level <= 2:
                 in_lineage = level == 2 and title.casefold() == "lineage"
-                if in_lineage:
-                    doc.has_lineage_section = True
             continue
         if in_lineage:
             _lineage_line(line, number, doc)

@@ -74,8 +74,3 @@ class Capability:
     def description(self) -> str | None:
         value = self.frontmatter.get("description")
         return value if isinstance(value, str) else None
-
-    @property
-    def declared_name(self) -> str | None:
-        value = self.frontmatter.get("name")
-        return value if isinstance(value, str) else None

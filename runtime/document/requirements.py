@@ -16,17 +16,21 @@ from typing import Any
 from runtime.document.model import Capability
 
 STANDARD_KEYS = ("runtime", "tools", "network", "packages", "model", "cost-hints")
-TYPED_SOURCE = "metadata.runtime.document.requirements"
+TYPED_SOURCE = "metadata.runtime.requirements"
 
 
 def _sanitize(url: str) -> str:
     """Scheme, host, port and path: a report never shows URL credentials, query or fragment."""
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port  # ValueError for a port that is not a number in 0-65535
+    except ValueError:
+        return "(a URL that cannot be read)"
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
@@ -45,7 +49,7 @@ class Requirement:
 
     @property
     def typed(self) -> bool:
-        """Declared in ``metadata.runtime.document.requirements`` (not read off the steps or MDA keys)."""
+        """Declared in ``metadata.runtime.requirements`` (not read off the steps or MDA keys)."""
         return self.source == TYPED_SOURCE
 
     def to_json(self) -> dict[str, Any]:

@@ -17,7 +17,15 @@ from runtime.document.model import Capability, Step
 from runtime.home.registry import Registry
 from runtime.plan.policy import NEVER_BINARIES, Policy
 from runtime.problems import Problem, has_errors, sorted_problems
-from runtime.provider import Binding, Operation, bind, match_operation
+from runtime.provider import (
+    Binding,
+    Operation,
+    Piece,
+    argument_problems,
+    bind,
+    match_operation,
+    resolve_call,
+)
 
 # step index -> the operation a provider step names and how its args bind to it
 Resolved = dict[int, tuple[Operation, Binding]]
@@ -164,10 +172,15 @@ def _check_step(
     binding, binding_problems = bind(operation, texts[offset:])
     if resolved is not None and not binding_problems:
         resolved[step.index] = (operation, binding)
-    # the provider's optional ``check`` hook: what it can tell from the args as authored
-    # (a REST route GitHub does not document); it looks only, like ``inspect`` at plan time
+    # the declared types and choices of the literal values (a value with a ${reference}
+    # is checked at plan time, once known), then the provider's optional ``check`` hook:
+    # what it can tell from the args as authored (a REST route GitHub does not document);
+    # it looks only, like ``inspect`` at plan time
     if not binding_problems:
-        binding_problems = list(provider.check(operation, texts[offset:]))
+        rest = texts[offset:]
+        pieces = [(Piece(a, None, bool(references(a))),) for a in rest]
+        binding_problems = argument_problems(operation, resolve_call(binding, rest, pieces))
+        binding_problems += provider.check(operation, rest)
     out: list[Problem] = []
     for bp in binding_problems:
         if bp.arg_index >= 0:

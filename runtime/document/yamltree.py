@@ -5,67 +5,24 @@ scalar stays the text the author typed (``-5``, ``true``, ``null`` are text).
 Flow style (``args: [read, ./a.txt]``) is enabled deliberately, because the
 grammar reference uses it. strictyaml's schema validators are not used: they
 deep-copy the document for each node they locate (quadratic in size) and stop
-at the first error, so the closed grammar is checked on this tree by
-:mod:`runtime.document.grammar`, which reports every problem with its position.
+at the first error, so every schema (the capability grammar, the policy, the
+config) is checked on this tree by :mod:`runtime.document.schema`, which
+reports every problem with its position.
 
 Documents written in the plain subset capabilities mostly use are composed
 by :mod:`runtime.document.yamlfast` into the identical tree (tested against this
-loader); anything outside that subset, and every error, is strictyaml's.
+loader); anything outside that subset, and every error, is strictyaml's. The
+tree's types live in :mod:`runtime.document.yamlnode`, which both import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
-NodeKind = Literal["map", "seq", "scalar"]
+from runtime.document import yamlfast
+from runtime.document.yamlnode import MAX_DEPTH, MAX_NODES, DuplicateKey, Node, YamlError
 
-
-@dataclass(slots=True)
-class Node:
-    kind: NodeKind
-    line: int  # 0-based line in the parsed text
-    column: int  # 0-based column in the parsed text
-    text: str = ""  # scalar text, as typed
-    # A list or mapping is given its own list by the composer that builds it; a scalar
-    # shares the empty tuple (no two lists per value: a step's tree is made on every
-    # run, and each list is one more object to allocate and for the collector to walk).
-    items: Sequence[Node] = ()  # sequence items
-    pairs: Sequence[tuple[Node, Node]] = ()  # mapping pairs
-    plain: bool = True  # scalar written without quotes or block style
-
-    def get(self, key: str) -> Node | None:
-        for k, v in self.pairs:
-            if k.text == key:
-                return v
-        return None
-
-    def key_nodes(self) -> Iterator[Node]:
-        for k, _ in self.pairs:
-            yield k
-
-    def describe(self) -> str:
-        return {"map": "a mapping", "seq": "a list", "scalar": "a value"}[self.kind]
-
-
-@dataclass(frozen=True)
-class YamlError(Exception):
-    line: int  # 0-based
-    column: int  # 0-based
-    message: str
-    hint: str | None = None
-
-
-class DuplicateKey(NamedTuple):
-    key: str
-    line: int
-    column: int
-    first_line: int
-
-
-MAX_DEPTH = 64
-MAX_NODES = 40_000  # a 2,000-step workflow has about 16,000
+__all__ = ["MAX_DEPTH", "MAX_NODES", "DuplicateKey", "Node", "YamlError", "parse", "slow_parse"]
 
 
 _LOADER: Any = None
@@ -148,8 +105,6 @@ def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[Dup
     The common plain subset is composed by :mod:`runtime.document.yamlfast`; everything
     else (errors included) is parsed by strictyaml.
     """
-    from runtime.document import yamlfast
-
     fast = yamlfast.compose(text)
     if fast is not None:
         return fast

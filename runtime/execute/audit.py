@@ -7,10 +7,10 @@ exclusive ``flock``, so records from concurrent runs never interleave. A
 record that cannot be written is an error the caller must act on (the step
 does not run).
 
-The records are rendered with :mod:`json` directly rather than through
-structlog's processor chain: importing structlog costs about 0.17 s here
-(it imports its console renderer, and rich with it) and its chain about
-0.15 ms a record, two records a step (measured in ``bench/``, figure 5).
+A record is one ``json.dumps`` of a dict the engine builds, rather than a
+trip through structlog: importing structlog pulls in its console renderer and
+rich with it, about 0.17 s on every run that writes a record, for a format
+this small.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import math
 import os
 import secrets
 import time
@@ -37,73 +36,6 @@ class AuditError(Exception):
 def new_run_id(clock: Callable[[], float] = time.time) -> str:
     stamp = datetime.fromtimestamp(clock(), UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{secrets.token_hex(4)}"
-
-
-# Keys in a fixed order rather than sorted: as deterministic, and sorting cost about
-# half of the encoding (bench/, figures 5-7). Records are trees the engine builds (no
-# cycles to look for).
-_ENCODER = json.JSONEncoder(check_circular=False)
-_LENIENT = json.JSONEncoder(default=str, check_circular=False)  # ~5 us slower a record
-
-
-def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
-    """``encoder.encode``, with the C encoder made once instead of once per call.
-
-    ``JSONEncoder.encode`` builds its C encoder object on every call (a tenth of a
-    record's cost, bench/ figure 6). Same output: the arguments are the ones
-    ``JSONEncoder.iterencode`` passes. Falls back to ``encode`` without the C module.
-    """
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None or encoder.indent is not None:
-        return encoder.encode
-    c_encoder = make(
-        None,  # no cycle check (check_circular=False)
-        encoder.default,
-        json.encoder.encode_basestring_ascii,
-        encoder.indent,
-        encoder.key_separator,
-        encoder.item_separator,
-        encoder.sort_keys,
-        encoder.skipkeys,
-        encoder.allow_nan,
-    )
-
-    def encode(value: Any) -> str:
-        if isinstance(value, str):  # as encode() does: a bare string is not a record
-            return encoder.encode(value)
-        return "".join(c_encoder(value, 0))
-
-    return encode
-
-
-_encode_strict = _one_shot(_ENCODER)
-_encode_lenient = _one_shot(_LENIENT)
-
-
-class _Stamps:
-    """``datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")``, faster.
-
-    The date and time up to the second are formatted once per second (records come
-    in bursts); the microseconds are rounded as ``datetime`` rounds them. Making and
-    formatting a ``datetime`` was about a third of a record's cost (bench/, figure 6).
-    """
-
-    def __init__(self) -> None:
-        self._second: int | None = None
-        self._prefix = ""
-
-    def __call__(self, t: float) -> str:
-        fraction, whole = math.modf(t)
-        micros = round(fraction * 1e6)
-        if micros >= 1_000_000:
-            whole, micros = whole + 1, micros - 1_000_000
-        elif micros < 0:
-            whole, micros = whole - 1, micros + 1_000_000
-        second = int(whole)
-        if second != self._second:
-            self._prefix = datetime.fromtimestamp(second, UTC).isoformat()[: -len("+00:00")]
-            self._second = second
-        return f"{self._prefix}.{micros // 1000:03d}+00:00"
 
 
 # A string longer than this (characters) is recorded as its size, sha256 and first characters.
@@ -135,30 +67,28 @@ def _digested(value: Any) -> Any:
 
 def _encode(value: Any) -> str:
     try:
-        return _encode_strict(value)
+        return json.dumps(value)
     except TypeError:  # a value JSON cannot hold: recorded as its text
-        return _encode_lenient(value)
+        return json.dumps(value, default=str)
 
 
-def _append(fd: int, line: str, our_end: int) -> int:
-    """Append one line to ``fd`` under an exclusive lock, on a line of its own.
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
 
-    ``our_end`` is where this process's previous record ended (-1 if none): when
-    the file still ends there, its last byte is that record's newline. Returns
-    where this record ends.
-    """
+
+def _append(fd: int, line: str) -> None:
+    """Append one line to ``fd`` under an exclusive lock, on a line of its own."""
     data = (line + "\n").encode("utf-8")
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         # a process killed in the middle of a record leaves a partial line: start on a
         # line of our own, so this record stays whole (the torn one is skipped on read)
-        size = os.lseek(fd, 0, os.SEEK_END)  # the size; not fstat, whose result is ~30 objects
-        if size and size != our_end and os.pread(fd, 1, size - 1) != b"\n":
+        size = os.lseek(fd, 0, os.SEEK_END)
+        if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         written = 0
         while written < len(data):
             written += os.write(fd, data[written:])
-        return size + written
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
@@ -168,10 +98,8 @@ class AuditLog:
         self, path: Path, redactor: Redactor, clock: Callable[[], float] = time.time
     ) -> None:
         self.path = path
-        self._end = -1  # where this process's last record ended
         self.redactor = redactor
         self.clock = clock
-        self._stamp = _Stamps()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
@@ -179,7 +107,7 @@ class AuditLog:
             raise AuditError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
 
     def record(self, event: str, **fields: Any) -> None:
-        record = {"event": event, "time": self._stamp(self.clock()), **fields}
+        record = {"event": event, "time": _stamp(self.clock()), **fields}
         line = _encode(record)
         if len(line) > LONG_VALUE:
             # a long value (a 1 MiB input, substituted into many args) is stored as what
@@ -189,7 +117,7 @@ class AuditLog:
         elif self.redactor.may_change_json(line):
             line = _encode(self.redactor.data(record))
         try:
-            self._end = _append(self.fd, line, self._end)
+            _append(self.fd, line)
         except OSError as exc:
             raise AuditError(
                 f"cannot write to the audit log {self.path}: {exc.strerror or exc}"

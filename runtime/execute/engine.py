@@ -13,12 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, RuntimeFailure
+from runtime.errors import Failure, Interrupted, StepError, Terminated
 from runtime.execute.audit import AuditError, AuditLog
-from runtime.exitcodes import ExitCode
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
-from runtime.provider import StepEnvironment, StepError, StepOutcome, Terminated
+from runtime.provider import StepEnvironment, StepOutcome
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
 
@@ -26,12 +25,34 @@ from runtime.workspace import Workspace
 @dataclass
 class StepResult:
     planned: PlannedStep
-    status: str
+    ran: bool = True
     outcome: StepOutcome | None = None
     duration_ms: float = 0.0
+    # why the step failed: its class gives the step's status and the run's exit code
+    failure: Failure | None = None
     error: str | None = None
     hint: str | None = None
-    signum: int | None = None  # the signal that terminated the step (status "terminated")
+
+    @classmethod
+    def failed(
+        cls,
+        planned: PlannedStep,
+        failure: Failure,
+        error: str | None = None,
+        outcome: StepOutcome | None = None,
+        duration_ms: float = 0.0,
+    ) -> StepResult:
+        """The step ended with ``failure``; ``error`` says more than its message."""
+        return cls(
+            planned, True, outcome, duration_ms, failure, error or failure.message, failure.hint
+        )
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``not-run``, or the status of the failure (``failed``, ``refused``...)."""
+        if self.failure is not None:
+            return self.failure.status or "failed"
+        return "ok" if self.ran else "not-run"
 
     def to_json(self, redactor: Redactor) -> dict[str, Any]:
         doc = self.planned.to_json(redactor)
@@ -63,10 +84,7 @@ class RunResult:
 
     @property
     def failed_step(self) -> StepResult | None:
-        for r in self.results:
-            if r.status not in ("ok", "not-run"):
-                return r
-        return None
+        return next((r for r in self.results if r.failure is not None), None)
 
 
 class Reporter(Protocol):
@@ -96,7 +114,7 @@ def execute_plan(
     try:
         for planned in plan.steps:
             if stop is not None:
-                run.results.append(StepResult(planned, "not-run"))
+                run.results.append(StepResult(planned, ran=False))
                 continue
             try:
                 # which step is about to run: its arguments, decision and outcome are in the
@@ -104,15 +122,14 @@ def execute_plan(
                 # (a large argument is not recorded twice)
                 audit.record("step.start", run_id=run_id, step=planned.index, target=planned.label)
             except AuditError as exc:
-                result = StepResult(
-                    planned,
-                    "failed",
-                    error=f"{exc}; the step did not run",
+                failure = StepError(
+                    f"{exc}; the step did not run",
                     hint="make the audit log writable (Runtime Home's audit/ folder)",
                 )
+                result = StepResult.failed(planned, failure)
                 run.results.append(result)
                 reporter.step_finished(result, total)
-                stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+                stop, run.exit_code = result.status, int(failure.exit_code)
                 continue
             in_progress = planned  # announced; its own record is not written yet
             reporter.step_started(planned, total)
@@ -129,42 +146,29 @@ def execute_plan(
             try:
                 _record_step(audit, base, planned, result)
             except AuditError as exc:
-                result.status = "failed"
-                result.error = f"{exc} (the step itself ran)"
+                result.failure = StepError(f"{exc} (the step itself ran)")
+                result.error = result.failure.message
             in_progress = None
             reporter.step_finished(result, total)
-            if result.status == "interrupted":
-                stop, run.exit_code = "interrupted", int(ExitCode.INTERRUPTED)
-            elif result.status == "terminated":
-                stop, run.exit_code = "terminated", 128 + (result.signum or 15)
-            elif result.status == "refused":
-                stop, run.exit_code = "refused", int(ExitCode.POLICY_REFUSED)
-            elif result.status == "missing-credential":
-                stop, run.exit_code = "missing-credential", int(ExitCode.MISSING_CREDENTIAL)
-            elif result.status == "missing-capability":
-                stop, run.exit_code = "missing-capability", int(ExitCode.MISSING_CAPABILITY)
-            elif result.status != "ok":
-                stop, run.exit_code = "failed", int(ExitCode.STEP_FAILED)
+            if result.failure is not None:
+                stop, run.exit_code = result.status, int(result.failure.exit_code)
     except (KeyboardInterrupt, Terminated) as exc:
         # a signal between steps, while a record was written or the reporter printed: the
         # step that was announced and not yet recorded gets its record (as it ended, or as
         # interrupted), the steps never started are not run, and run.end is still written
-        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
-        stop = status
-        run.exit_code = (
-            int(ExitCode.INTERRUPTED) if isinstance(exc, KeyboardInterrupt) else exc.exit_code
-        )
-        cause = "SIGINT" if isinstance(exc, KeyboardInterrupt) else exc.name
+        ended_by = Interrupted() if isinstance(exc, KeyboardInterrupt) else exc
+        stop, run.exit_code = ended_by.status, int(ended_by.exit_code)
         ended = {r.planned.index: r for r in run.results}
         if in_progress is not None:
             last = ended.get(in_progress.index)
             if last is None:
-                last = StepResult(in_progress, status, error=f"{status} by {cause}")
+                cause = f"{ended_by.status} by {ended_by.name}"
+                last = StepResult.failed(in_progress, ended_by, cause)
                 run.results.append(last)
             with contextlib.suppress(AuditError):
                 _record_step(audit, base, in_progress, last)
         done = {r.planned.index for r in run.results}
-        run.results += [StepResult(p, "not-run") for p in plan.steps if p.index not in done]
+        run.results += [StepResult(p, ran=False) for p in plan.steps if p.index not in done]
     run.status = stop or "ok"
     # the step records already hold the outcome; the CLI reports the run's own result
     with contextlib.suppress(AuditError):
@@ -223,17 +227,6 @@ def _run_step(
         step_index=planned.index,
     )
     started = time.perf_counter()
-
-    def done(
-        status: str,
-        outcome: StepOutcome | None = None,
-        error: str | None = None,
-        hint: str | None = None,
-    ) -> StepResult:
-        return StepResult(
-            planned, status, outcome, (time.perf_counter() - started) * 1000, error, hint
-        )
-
     try:
         if planned.binary is not None:
             from runtime.execute.binaries import run_binary
@@ -254,38 +247,45 @@ def _run_step(
                 provider is not None and planned.operation is not None and planned.call is not None
             )
             outcome = provider.execute(planned.operation, planned.call, env)
-    except KeyboardInterrupt:
-        return done("interrupted", error="interrupted by SIGINT; the step's processes were stopped")
-    except Terminated as exc:
-        result = done(
-            "terminated", error=f"terminated by {exc.name}; the step's processes were stopped"
-        )
-        result.signum = exc.signum
-        return result
-    except PolicyRefusal as exc:
-        return done("refused", error=exc.message, hint=exc.hint)
-    except MissingCredential as exc:
-        return done("missing-credential", error=exc.message, hint=exc.hint)
-    except MissingCapability as exc:
-        return done("missing-capability", error=exc.message, hint=exc.hint)
-    except StepError as exc:
-        outcome = StepOutcome(
-            ok=False, exit_code=exc.exit_code, http_status=exc.http_status, data=exc.data
-        )
-        return done("failed", outcome, exc.message, exc.hint)
-    except RuntimeFailure as exc:
-        return done("failed", error=exc.message, hint=exc.hint)
-    except Exception as exc:  # a bug in a provider: the step fails and is recorded, no traceback
-        if ws.environ.get("RUNTIME_DEBUG") == "1":  # asked for: where it happened, redacted
-            import sys
-            import traceback
-
-            sys.stderr.write(redactor.text(traceback.format_exc()))
-        return done(
-            "failed",
-            error=f"internal error in {planned.label}: {type(exc).__name__}",
-            hint="this is a bug; rerun with RUNTIME_DEBUG=1 to see where, and report it",
-        )
+    except (KeyboardInterrupt, Failure, Exception) as exc:
+        failure = _step_failure(exc, planned, ws, redactor)
+        duration_ms = (time.perf_counter() - started) * 1000
+        if isinstance(failure, Terminated):
+            error = f"{failure.status} by {failure.name}; the step's processes were stopped"
+            return StepResult.failed(planned, failure, error, duration_ms=duration_ms)
+        said: StepOutcome | None = None
+        if failure is exc and isinstance(failure, StepError):  # raised by the step itself
+            said = StepOutcome(
+                ok=False,
+                exit_code=failure.program_exit_code,
+                http_status=failure.http_status,
+                data=failure.data,
+            )
+        return StepResult.failed(planned, failure, outcome=said, duration_ms=duration_ms)
+    duration_ms = (time.perf_counter() - started) * 1000
     if outcome.ok:
-        return done("ok", outcome)
-    return done("failed", outcome, outcome.error or "the step failed", outcome.hint)
+        return StepResult(planned, True, outcome, duration_ms)
+    failed = StepError(outcome.error or "the step failed", hint=outcome.hint)
+    return StepResult.failed(planned, failed, outcome=outcome, duration_ms=duration_ms)
+
+
+def _step_failure(
+    exc: BaseException, planned: PlannedStep, ws: Workspace, redactor: Redactor
+) -> Failure:
+    """What a step's exception means: the failure whose class gives the step's status and
+    the run's exit code. A signal, a :class:`StepError` and a refusal keep their own; any
+    other failure met while the step ran (an invalid setting) and a bug in a provider are a
+    failed step, recorded without a traceback."""
+    if isinstance(exc, KeyboardInterrupt):
+        return Interrupted()
+    if isinstance(exc, Failure):
+        return exc if exc.status is not None else StepError(exc.message, hint=exc.hint)
+    if ws.environ.get("RUNTIME_DEBUG") == "1":  # asked for: where it happened, redacted
+        import sys
+        import traceback
+
+        sys.stderr.write(redactor.text(traceback.format_exc()))
+    return StepError(
+        f"internal error in {planned.label}: {type(exc).__name__}",
+        hint="this is a bug; rerun with RUNTIME_DEBUG=1 to see where, and report it",
+    )

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import MissingCredential, RuntimeFailure
+from runtime.errors import Invalid, InvalidPolicy, MissingCredential, UsageError
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class AuthEngine:
         found = self.kinds().get(name)
         if found is None:
             known = ", ".join(sorted(self.kinds())) or "none"
-            raise RuntimeFailure(
+            raise UsageError(
                 f"no provider declares a credential named '{name}'",
                 hint=f"credentials of the registered providers: {known}",
                 code="unknown-credential",
@@ -270,7 +270,7 @@ class AuthEngine:
             try:
                 found = kind.host_from_environ(self.ws.environ)
             except ValueError as exc:
-                raise RuntimeFailure(str(exc), code="invalid-setting") from None
+                raise Invalid(str(exc), code="invalid-setting") from None
             if found:
                 return found
         return kind.default_host
@@ -281,9 +281,8 @@ class AuthEngine:
         with a config folder of its own."""
         kind = self.kind(name)
         if kind.program_environment is None:
-            raise RuntimeFailure(
+            raise InvalidPolicy(
                 f"the credential '{name}' cannot be given to a program",
                 hint="remove it from binary_credentials in the policy",
-                code="invalid-policy",
             )
         return kind.program_environment(self.require(name, host).value, host, config_dir)

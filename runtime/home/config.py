@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from runtime.document.schema import Hook, List, Map, Msg, Scope, Shape, Text, load
+from runtime.document.yamlnode import Node
 from runtime.errors import InvalidPolicy
 from runtime.home.layout import Home
 from runtime.home.registry import Registry
+from runtime.provider import SettingKind
 
-CORE_SCHEMA = {"capability_sources": ("list", "str")}
-VARIABLE_NAME = ("regex", r"[A-Z_][A-Z0-9_]*", "an environment variable name")
+CORE_FIELDS = {"capability_sources": List(Text())}
+VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
 
 
 @dataclass
@@ -24,34 +26,43 @@ class Config:
     source: str = "default"
 
 
-def config_schema(registry: Registry) -> tuple[dict[str, Any], dict[str, Any]]:
-    """config.yaml's closed schema: runtime's own keys and those the providers declare; and
-    the check of each declared setting."""
-    schema: dict[str, Any] = dict(CORE_SCHEMA)
-    checks: dict[str, Any] = {}
+def _refusal(setting: SettingKind) -> Hook | None:
+    """A provider's check of a setting's value, as the schema's hook."""
+    refuse = setting.check
+    if refuse is None:
+        return None
+
+    def hook(node: Node, value: str, scope: Scope) -> None:
+        why = refuse(value)  # it names the setting: "github_host must be a host name..."
+        if why:
+            scope.report(node, "{why}", why=why)
+
+    return hook
+
+
+def config_schema(registry: Registry) -> Map:
+    """config.yaml's closed schema: runtime's own keys and those the providers declare
+    (a setting's value is checked by the provider's own check, as a hook)."""
+    fields: dict[str, Shape] = dict(CORE_FIELDS)
     for provider in registry.providers.values():
         for kind in provider.credentials:
             if kind.variable_setting:
-                schema[kind.variable_setting] = VARIABLE_NAME
+                fields[kind.variable_setting] = VARIABLE_NAME
         for setting in provider.settings:
             if setting.in_config:
-                schema[setting.name] = "str"
-                checks[setting.name] = setting.check
-    return schema, checks
+                fields[setting.name] = Text(check=_refusal(setting))
+    return Map(fields, unknown=Msg("unknown config key '{key}'", "known keys: {allowed}"))
 
 
 def load_config(home: Home, registry: Registry) -> Config:
     path = home.config_file
     if not path.exists():
         return Config()
-    from runtime.document.yamlschema import load
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidPolicy(f"cannot read {path}: {exc}", code="invalid-config") from None
-    schema, checks = config_schema(registry)
-    data, problems = load(text, str(path), schema, "config")
+    data, problems = load(text, str(path), config_schema(registry), "invalid-config")
     if problems:
         first = problems[0]
         raise InvalidPolicy(
@@ -60,15 +71,9 @@ def load_config(home: Home, registry: Registry) -> Config:
             problems=problems,
             code="invalid-config",
         )
-    settings = {k: str(v) for k, v in data.items() if k != "capability_sources"}
-    for key, value in settings.items():
-        check = checks.get(key)
-        why = check(value) if check is not None else None
-        if why:
-            raise InvalidPolicy(f"{path}: {key}: {why}", code="invalid-config")
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
-        settings=settings,
+        settings={k: str(v) for k, v in data.items() if k != "capability_sources"},
         source=str(path),
     )
 

@@ -16,11 +16,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
 from runtime.provider import SettingKind
+
+if TYPE_CHECKING:
+    from runtime.document.schema import Map
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: '$' would allow a newline
 
@@ -99,31 +102,17 @@ class ContextStore:
         return data  # type: ignore[no-any-return]
 
     def _check_shape(self, data: object) -> None:
-        where = str(self.path)
-        if not isinstance(data, dict):
-            raise self._malformed(where, f"expected a JSON object, found {_kind(data)}")
-        active = data.get("active")
-        if active is not None and not isinstance(active, str):
-            raise self._malformed(where, f'"active" must be a context name, not {_kind(active)}')
-        contexts = data.get("contexts", {})
-        if not isinstance(contexts, dict):
-            raise self._malformed(where, f'"contexts" must be an object, not {_kind(contexts)}')
-        for name, entry in contexts.items():
-            if not isinstance(entry, dict):
-                raise self._malformed(
-                    where, f'context "{name}" must be an object of keys, not {_kind(entry)}'
-                )
-            for key, value in entry.items():
-                if key not in self.settings:
-                    raise self._malformed(
-                        where,
-                        f'context "{name}" has an unknown key "{key}" '
-                        f"(known: {', '.join(self.settings)})",
-                    )
-                if not isinstance(value, str):
-                    raise self._malformed(
-                        where, f'context "{name}": "{key}" must be a string, not {_kind(value)}'
-                    )
+        from runtime.document.schema import check, describe_json, json_tree
+
+        _, problems = check(
+            json_tree(data),
+            contexts_schema(self.settings),
+            file=str(self.path),
+            code=ContextsFileError.code,
+            describe=describe_json,
+        )
+        if problems:  # the first: the file is repaired, or moved away, as a whole
+            raise self._malformed(str(self.path), problems[0].message)
 
     def _context(self, name: str, entry: dict[str, str], check: bool) -> Context:
         """The context, its values checked when it is about to be used."""
@@ -201,14 +190,28 @@ class ContextStore:
         return Context(target, dict(entry))
 
 
-def _kind(value: object) -> str:
-    """A JSON value's kind, for messages: ``a string``, ``an array``, ``5``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool | int | float):
-        return json.dumps(value)
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+def contexts_schema(settings: Mapping[str, SettingKind]) -> Map:
+    """The shape of contexts.json, as a schema of :mod:`runtime.document.schema` checked
+    on the parsed JSON (which has no positions: a problem names the file)."""
+    from runtime.document.schema import Anything, Map, Msg, Text
+
+    value = Text(quoted=True, wrong='context "{context.key}": "{key}" must be a string, not {got}')
+    return Map(
+        {
+            "active": Text(
+                quoted=True, empty="plain", wrong='"active" must be a context name, not {got}'
+            ),
+            "contexts": Map(
+                extra=Map(
+                    dict.fromkeys(settings, value),
+                    name="context",
+                    label="{key}",
+                    unknown=Msg('context "{where}" has an unknown key "{key}" (known: {allowed})'),
+                    wrong='context "{key}" must be an object of keys, not {got}',
+                ),
+                wrong='"contexts" must be an object, not {got}',
+            ),
+        },
+        extra=Anything(),
+        wrong="expected a JSON object, found {got}",
+    )

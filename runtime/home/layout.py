@@ -93,10 +93,6 @@ class RefreshReport:
     # temporaries of killed writers removed (.NAME.PID.tmp), relative to Home
     swept: list[str] = field(default_factory=list)
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.written or self.pruned) or self.previous_version != self.version
-
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runtime.document.grammar import REFERENCE
@@ -26,6 +26,7 @@ from runtime.provider import (
     Inspection,
     Operation,
     Piece,
+    argument_problems,
     bind,
     match_operation,
     resolve_call,
@@ -298,7 +299,12 @@ def plan_step(
     bound_words += [
         call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
     ]
-    decision = policy.decide_operation(provider.name, bound_words)
+    # the declared effect, or the bound call's (api DELETE destroys): a destroy runs only
+    # when a policy allows it deliberately
+    effect = operation.effect_of(call)
+    decision = policy.decide_operation(
+        provider.name, bound_words, effect=effect, operation=operation.name
+    )
     if decision.allowed and operation.program is not None:
         # an operation that runs a program (gh) is also decided as that program's call
         decision = policy.decide_binary(
@@ -308,6 +314,11 @@ def plan_step(
             api_owner=provider.name,
         )
     inspection = provider.inspect(operation, call, services)
+    # values that are not what the operation declares (a type, a range, a choice), now
+    # that inputs are substituted: refused with the provider's own problems (exit 2)
+    checked = argument_problems(operation, call)
+    if checked:
+        inspection = replace(inspection, problems=[*checked, *inspection.problems])
     if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
         decision = inspection.decision
     if (
@@ -327,7 +338,7 @@ def plan_step(
         operation=operation,
         call=call,
         transport=operation.transport,
-        effect=operation.effect_of(call),
+        effect=effect,
         credential=operation.credential,
         inspection=inspection,
     )

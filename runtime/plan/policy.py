@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.document.schema import Bool, List, Map, Msg, Number, Text, load
 from runtime.errors import InvalidPolicy
 from runtime.plan.binary import (
     Subcommand,
@@ -34,7 +35,6 @@ from runtime.plan.binary import (
     literal_option_uses,
     option_values,
 )
-from runtime.problems import Problem
 from runtime.provider import Decision
 
 NEVER_BINARIES = frozenset({"runtime"})
@@ -46,6 +46,8 @@ class Policy:
     denied_binaries: dict[str, str] = field(default_factory=dict)
     denied_arguments: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
     denied_operations: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+    # operations whose effect is destroy that may run (the shipped default lists none)
+    allowed_destructive: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
     read_roots: tuple[list[str], str] = (["."], "default")
     write_roots: tuple[list[str], str] = (["."], "default")
     timeout_seconds: tuple[float, str] = (300.0, "default")
@@ -189,7 +191,11 @@ class Policy:
                     f"runtime decides gh api like the {api_owner} provider's api operation; "
                     "use the options gh documents (-X, -f, -F, -H, --jq, --paginate...)",
                 )
-            decision = self.decide_operation(api_owner, ["api", call.method, call.route])
+            # DELETE destroys, as the api operation declares it does
+            effect = "destroy" if call.method.upper() == "DELETE" else None
+            decision = self.decide_operation(
+                api_owner, ["api", call.method, call.route], effect=effect, operation="api"
+            )
             if not decision.allowed:
                 return decision._replace(
                     reason=decision.reason or f"gh api {call.method} {call.route}",
@@ -197,16 +203,46 @@ class Policy:
         return None
 
     # -- operations -----------------------------------------------------------
-    def decide_operation(self, provider: str, args: Sequence[str]) -> Decision:
-        """Denied when an entry's words match the leading args; a word with ``*`` or ``?``
-        is a glob (``github api put */secrets/*``), every match case-insensitive."""
+    def decide_operation(
+        self,
+        provider: str,
+        args: Sequence[str],
+        *,
+        effect: str | None = None,
+        operation: str | None = None,
+    ) -> Decision:
+        """Denied when a denied_operations entry's words match the leading args (the
+        operation's words and positionals); a word with ``*`` or ``?`` is a glob (``github
+        api put */secrets/*``), every match case-insensitive. An ``effect`` of ``destroy``
+        (the declared effect, or the bound call's) is refused unless an allowed_destructive
+        entry matches the same way: a destructive operation is safe by default."""
         tokens = [provider.casefold(), *(a.casefold() for a in args)]
-        for words, source in self.denied_operations:
-            if len(words) <= len(tokens) and all(
-                _word_matches(w, t) for w, t in zip(words, tokens, strict=False)
-            ):
-                return Decision(False, f"denied_operations: {' '.join(words)} ({source})")
-        return Decision(True, "no denied_operations entry matches")
+
+        def matching(entries: list[tuple[tuple[str, ...], str]]) -> tuple[str, str] | None:
+            for words, source in entries:
+                if len(words) <= len(tokens) and all(
+                    _word_matches(w, t) for w, t in zip(words, tokens, strict=False)
+                ):
+                    return " ".join(words), source
+            return None
+
+        denied = matching(self.denied_operations)
+        if denied is not None:
+            return Decision(False, f"denied_operations: {denied[0]} ({denied[1]})")
+        if effect != "destroy":
+            return Decision(True, "no denied_operations entry matches")
+        allowed = matching(self.allowed_destructive)
+        if allowed is not None:
+            return Decision(True, f"allowed_destructive: {allowed[0]} ({allowed[1]})")
+        call = " ".join([provider, *args])
+        named = f"{provider} {operation}" if operation else call
+        return Decision(
+            False,
+            "effect destroy (allowed_destructive)",
+            f"'{named}' destroys what it names, and no allowed_destructive entry lists it",
+            f"to allow it deliberately, list it in your policy file: allowed_destructive: "
+            f"['{named}'] allows every call, ['{call}'] this one only",
+        )
 
     # -- files ----------------------------------------------------------------
     def roots(self, access: str, cwd: Path) -> list[Path]:
@@ -242,6 +278,9 @@ class Policy:
             ],
             "denied_operations": [
                 {"operation": " ".join(w), "source": s} for w, s in self.denied_operations
+            ],
+            "allowed_destructive": [
+                {"operation": " ".join(w), "source": s} for w, s in self.allowed_destructive
             ],
             "read_roots": {"value": self.read_roots[0], "source": self.read_roots[1]},
             "write_roots": {"value": self.write_roots[0], "source": self.write_roots[1]},
@@ -314,31 +353,37 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
     return i == len(run)
 
 
-POLICY_SCHEMA: dict[str, Any] = {
-    "version": "str",
-    "allowed_binaries": ("list", "str"),
-    "denied_binaries": ("list", "str"),
-    "denied_arguments": ("map", ("list", ("list", "str"))),
-    "denied_operations": ("list", "str"),
-    "read_roots": ("list", "str"),
-    "write_roots": ("list", "str"),
-    "timeout_seconds": "number",
-    "binary_environment": ("list", "str"),
-    "binary_credentials": ("map", "str"),
-    "allowed_subcommands": ("map", ("list", "str")),
-    "literal_options": ("map", ("list", "str")),
-    "system_paths": ("list", "str"),
-    "git_hooks": "bool",
-    "require_confinement": "bool",
-}
-POLICY_KEYS = tuple(POLICY_SCHEMA)
+_WORDS = List(Text())
+
+# The policy file's schema (runtime.document.schema): closed, every problem at its position.
+POLICY_SCHEMA = Map(
+    {
+        "version": Text(
+            choices=("v1",), bad=Msg("unsupported policy version '{text}'", "use version: v1")
+        ),
+        "allowed_binaries": _WORDS,
+        "denied_binaries": _WORDS,
+        "denied_arguments": Map(extra=List(_WORDS)),
+        "denied_operations": _WORDS,
+        "allowed_destructive": _WORDS,
+        "read_roots": _WORDS,
+        "write_roots": _WORDS,
+        "timeout_seconds": Number(above=0, maximum=86400),
+        "binary_environment": _WORDS,
+        "binary_credentials": Map(extra=Text()),
+        "allowed_subcommands": Map(extra=_WORDS),
+        "literal_options": Map(extra=_WORDS),
+        "system_paths": _WORDS,
+        "git_hooks": Bool(),
+        "require_confinement": Bool(),
+    },
+    unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
+)
 
 
 def parse_policy_text(text: str, label: str) -> dict[str, Any]:
     """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems."""
-    from runtime.document.yamlschema import load
-
-    data, problems = load(text, label, POLICY_SCHEMA, "policy")
+    data, problems = load(text, label, POLICY_SCHEMA, "invalid-policy")
     if problems:
         first = problems[0]
         raise InvalidPolicy(
@@ -346,31 +391,7 @@ def parse_policy_text(text: str, label: str) -> dict[str, Any]:
             hint=first.hint,
             problems=problems,
         )
-    version = data.get("version", "v1")
-    if version != "v1":
-        problem = Problem(
-            label,
-            1,
-            1,
-            "error",
-            "invalid-policy",
-            f"unsupported policy version '{version}'",
-            "use version: v1",
-        )
-        raise InvalidPolicy(problem.message, hint=problem.hint, problems=[problem])
-    timeout = data.get("timeout_seconds")
-    if timeout is not None and not (0 < float(timeout) <= 86400):
-        problem = Problem(
-            label,
-            1,
-            1,
-            "error",
-            "invalid-policy",
-            "timeout_seconds must be between 0 and 86400",
-            None,
-        )
-        raise InvalidPolicy(problem.message, problems=[problem])
-    return data
+    return dict(data)
 
 
 def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: bool) -> None:
@@ -387,6 +408,10 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
         words = tuple(w.casefold() for w in entry.split())
         if words and words not in [w for w, _ in policy.denied_operations]:
             policy.denied_operations.append((words, source))
+    for entry in data.get("allowed_destructive", []):
+        words = tuple(w.casefold() for w in entry.split())
+        if words and words not in [w for w, _ in policy.allowed_destructive]:
+            policy.allowed_destructive.append((words, source))
     if "read_roots" in data:
         policy.read_roots = (list(data["read_roots"]), source)
     if "write_roots" in data:

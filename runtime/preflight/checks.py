@@ -70,7 +70,6 @@ class Report:
     cost_hints: dict[str, Any] | None = None
     live: bool = False
     strict: bool = False
-    probed: bool = True
 
     def blocking(self) -> list[Check]:
         return [
@@ -140,7 +139,6 @@ def run_preflight(
         cost_hints=decl.cost_hints,
         live=live,
         strict=strict,
-        probed=probe,
     )
     extra = typed_requirements(cap)
     for req in [*decl.items, *extra, *inf.items]:
@@ -150,7 +148,7 @@ def run_preflight(
 
 
 def typed_requirements(cap: Any) -> list[Requirement]:
-    """Declared typed requirements (``metadata.runtime.document.requirements``)."""
+    """Declared typed requirements (``metadata.runtime.requirements``)."""
     from runtime.document.typed_requirements import collect
 
     return collect(cap)
@@ -166,7 +164,7 @@ def _duplicates(report: Report, typed: list[Requirement]) -> None:
                 f"duplicate-id:{rid}",
                 "duplicateId",
                 {"id": rid},
-                source="metadata.runtime.document.requirements",
+                source="metadata.runtime.requirements",
             )
             report.checks.append(
                 Check(
@@ -764,12 +762,33 @@ def _verify(ctx: Context) -> Any:
     return ssl_context(ctx.ws.environ)
 
 
+MCP_EXTRA = "pip install 'runtime-engine[mcp]'"
+
+
+def _mcp_timeout(ctx: Context) -> float:
+    """RUNTIME_MCP_TIMEOUT (seconds, for the whole discovery of one requirement), else 10."""
+    try:
+        value = float(ctx.ws.environ.get("RUNTIME_MCP_TIMEOUT", "10"))
+    except ValueError:
+        return 10.0
+    return value if 0 < value < float("inf") else 10.0
+
+
 def check_mcp(req: Requirement, ctx: Context) -> Check:
     url = req.target["serverUrl"]
     shown = sanitize_url(url)
     if not ctx.live:
         return Check(req, TRUE, UNKNOWN, f"MCP server {shown} is checked only with --live")
-    from runtime.preflight.mcp import discover
+    try:  # the official SDK, an optional extra: imported here, on the --live path only
+        from runtime.preflight.mcp import discover
+    except ImportError as exc:
+        missing = (exc.name or "mcp").partition(".")[0]
+        if missing == "runtime":
+            raise
+        reason = "live MCP checks need the mcp SDK, an optional extra that is not installed"
+        if missing != "mcp":
+            reason = f"live MCP checks need the mcp SDK, which is incomplete ({missing} is missing)"
+        return Check(req, TRUE, UNKNOWN, reason, MCP_EXTRA)
 
     stamp = _stamp(ctx)
     kind = {"mcpServer": "server", "mcpTool": "tools", "mcpResource": "resources"}[req.type]
@@ -780,8 +799,7 @@ def check_mcp(req: Requirement, ctx: Context) -> Check:
         return Check(
             req, TRUE, FALSE, str(exc), "fix SSL_CERT_FILE / SSL_CERT_DIR", checked_at=stamp
         )
-    timeout = float(ctx.ws.environ.get("RUNTIME_MCP_TIMEOUT", "10"))
-    found = discover(url, kind, find=wanted, verify=verify, timeout=timeout)  # type: ignore[arg-type]
+    found = discover(url, kind, find=wanted, verify=verify, timeout=_mcp_timeout(ctx))  # type: ignore[arg-type]
     if not found.ok:
         return Check(req, TRUE, FALSE, found.reason, checked_at=stamp)
     if req.type == "mcpServer":

@@ -1,93 +1,88 @@
-"""A small, bounded, read-only MCP discovery client over Streamable HTTP.
+"""Bounded, read-only MCP discovery through the official ``mcp`` SDK.
 
 ``runtime capability preflight --live`` uses it to check declared ``mcpServer``,
-``mcpTool`` and ``mcpResource`` requirements. It speaks just enough of MCP's
-Streamable HTTP transport (JSON-RPC 2.0 over POST) to ask a server who it is and
-what it lists:
+``mcpTool`` and ``mcpResource`` requirements. The SDK is the optional extra
+``runtime-engine[mcp]``: this module imports it at the top, and only
+:func:`runtime.preflight.checks.check_mcp` imports this module, on the
+``--live`` path (an ``ImportError`` there becomes an Unknown check that says
+how to install it).
 
-1. ``initialize`` (protocol revision :data:`PROTOCOL_VERSION`), keeping the
-   ``Mcp-Session-Id`` the server hands out and the protocol version it chose;
-2. the ``notifications/initialized`` notification;
-3. for ``kind="tools"`` / ``"resources"``: ``tools/list`` / ``resources/list``,
-   following ``nextCursor`` for at most ``max_pages`` pages.
+The SDK's Streamable HTTP client and :class:`mcp.ClientSession` do the
+protocol: ``initialize`` (and ``notifications/initialized``), then for
+``kind="tools"`` / ``"resources"`` ``tools/list`` / ``resources/list``. Nothing
+else is asked for: no ``tools/call``, no ``resources/read``, no ``DELETE`` that
+ends the session (``terminate_on_close=False``). The SDK also opens its
+``GET`` stream for server messages; that only listens.
 
-A response is either ``application/json`` or ``text/event-stream`` (SSE whose
-``data:`` lines carry JSON-RPC messages; the server's own notifications and
-requests on that stream are skipped until the answer arrives).
+The bounds are runtime's, enforced around the SDK:
 
-Bounds: ``timeout`` is one deadline for the whole discovery (connects, sends,
-slow or dripping bodies), each response body is read as a stream and never
-buffered past ``max_bytes``, and compressed bodies are refused (the client asks
-for ``identity``) so that a small body cannot inflate past the cap.
+* pages: the cursor loop is ours and stops after ``max_pages`` list calls;
+* bytes: the SDK's ``httpx2.AsyncClient`` sends through :class:`_Capped`, a
+  transport that refuses a ``Content-Length`` over ``max_bytes`` before reading
+  and counts every body as it is read, ending the discovery when one passes
+  ``max_bytes``; compressed bodies are refused (the client asks for
+  ``identity``) so that what is counted is what gets parsed;
+* time: one ``anyio.fail_after(timeout)`` over the whole discovery (connects,
+  handshake, every page, slow or dripping bodies), with the same timeout on
+  each HTTP operation.
 
-Read-only: the client never sends ``tools/call``, ``resources/read``, nor the
-DELETE that ends a session. Redirects are not followed, and proxy variables,
-``.netrc`` and other environment settings are ignored.
+TLS uses the ``ssl.SSLContext`` the caller passes (``runtime.tls.ssl_context``:
+``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` for a private CA); proxy variables and
+``.netrc`` are ignored (``trust_env=False``). Credentials in the URL are sent as
+Basic authentication, never as part of the URL.
 
 A :class:`Discovery` ``reason`` is meant for a report: it names the server only
-as :func:`sanitize_url` shows it (credentials, query and fragment removed) and
-never carries text the server sent (error messages, bodies, names).
+as :func:`sanitize_url` shows it (no credentials, query or fragment) and never
+carries text the server sent (error messages, bodies, names) nor the SDK's
+messages, which quote it. The SDK's loggers get a ``NullHandler`` so that its
+warnings (which quote server text) never reach stderr by Python's last-resort
+handler.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import importlib.util
 import json
-import re
+import logging
 import socket
 import ssl
-from collections.abc import AsyncGenerator, Callable, Coroutine
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
+
+import anyio
+import httpx2
+import mcp_types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from runtime import __version__
 
-if TYPE_CHECKING:
-    import httpx
+__all__ = ["Discovery", "discover", "sanitize_url"]
 
-__all__ = ["PROTOCOL_VERSION", "Discovery", "discover", "sanitize_url"]
+_MEDIA = ("application/json", "text/event-stream")
 
-PROTOCOL_VERSION = "2025-11-25"
-"""The protocol revision offered in ``initialize`` (the newest with that handshake)."""
-
-MAX_SERVER_NAME = 100
-ACCEPT = "application/json, text/event-stream"
-# Session ids and protocol versions go back into request headers: visible ASCII only.
-_HEADER_TOKEN = re.compile(r"[\x21-\x7e]{1,1024}")
-_EOL = re.compile(rb"\r\n|\r|\n")
-_DIGITS = re.compile(r"[0-9]{1,20}")
-_LISTS = {
-    "tools": ("tools/list", "tools", "name"),
-    "resources": ("resources/list", "resources", "uri"),
-}
-
-T = TypeVar("T")
+# The client side's loggers: their records quote server text and the URL with its query.
+for _name in ("mcp.client", "mcp.shared", "client", "httpx2", "httpcore2"):
+    _logger = logging.getLogger(_name)
+    _logger.addHandler(logging.NullHandler())
+    _logger.propagate = False
 
 
 @dataclass
 class Discovery:
     ok: bool  # the server answered initialize (and the list calls when asked)
     reason: str  # short, for a report: no remote text, no URL credentials, query or fragment
-    server_name: str | None = None  # serverInfo.name from initialize, at most 100 characters
     names: list[str] = field(default_factory=list)  # tool names or resource URIs seen
     pages: int = 0  # list pages read
     cut_off: bool = False  # stopped at max_pages with more pages available
 
 
-class _Failure(Exception):
-    """Ends a discovery with ``ok=False``; ``reason`` is safe to show."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 def sanitize_url(url: str) -> str:
-    """Scheme, host, port and path only: no credentials, query or fragment."""
+    """Scheme, host, port and path only: no credentials, query or fragment (never raises)."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:
@@ -115,8 +110,8 @@ def discover(
 ) -> Discovery:
     """Ask the MCP server at ``url`` who it is and, for ``tools``/``resources``, what it lists.
 
-    Never raises for anything the server or the network does; the answer is a
-    :class:`Discovery`. With ``find``, listing stops after the page that names it.
+    Never raises for anything the server, the network or the SDK does; the answer
+    is a :class:`Discovery`. With ``find``, listing stops after the page that names it.
     """
     if kind not in ("server", "tools", "resources"):
         raise ValueError(f"unknown discovery kind {kind!r}")
@@ -126,13 +121,9 @@ def discover(
     target = _split_target(url)
     if target is None:
         return Discovery(False, f"{shown or 'the MCP server URL'} is not a valid http(s) URL")
-    if importlib.util.find_spec("httpx") is None:  # an optional dependency of the engine
-        return Discovery(False, "live MCP checks need the httpx package, which is not installed")
-    endpoint, auth = target
-    result = Discovery(False, "")
-    run = _Run(endpoint, auth, shown, result, timeout, max_pages, max_bytes, verify, find)
-    _run_coroutine(lambda: run.main(kind))
-    return result
+    run = _Run(*target, shown, timeout, max_pages, max_bytes, verify, find)
+    _run_on_new_loop(run.main(kind))
+    return run.result
 
 
 def _split_target(url: str) -> tuple[str, tuple[str, str] | None] | None:
@@ -157,23 +148,15 @@ def _split_target(url: str) -> tuple[str, tuple[str, str] | None] | None:
     return endpoint, auth
 
 
-def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Run ``factory()`` on a private event loop (in a worker thread when one already runs here)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        _run_on_new_loop(factory())
-        return
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(lambda: _run_on_new_loop(factory())).result()
+def _run_on_new_loop(coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` on a private event loop (the CLI has none running).
 
-
-def _run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:
-    # Not asyncio.run(): its close waits for the default executor, where a DNS lookup
-    # abandoned at the deadline may still be running; loop.close() does not wait.
+    Not asyncio.run() nor anyio.run(): their close waits for the default executor, where
+    a DNS lookup abandoned at the deadline may still be running; loop.close() does not wait.
+    """
     loop = asyncio.new_event_loop()
     try:
-        return loop.run_until_complete(coro)
+        loop.run_until_complete(coro)
     finally:
         try:
             pending = asyncio.all_tasks(loop)
@@ -194,6 +177,13 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups: task groups wrap the SDK's failures."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -205,15 +195,18 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
+class _Stop(Exception):
+    """Raised where a bound is broken; the reason is already in :attr:`_Run.failure`."""
+
+
 class _Run:
-    """One discovery: the HTTP client, the session state and the result being filled in."""
+    """One discovery: the bounds, the exchange under way and the result being filled in."""
 
     def __init__(
         self,
         endpoint: str,
         auth: tuple[str, str] | None,
         shown: str,
-        result: Discovery,
         timeout: float,
         max_pages: int,
         max_bytes: int,
@@ -223,99 +216,93 @@ class _Run:
         self.endpoint = endpoint
         self.auth = auth
         self.shown = shown
-        self.result = result
         self.timeout = timeout
         self.max_pages = max_pages
         self.max_bytes = max_bytes
         self.verify = verify
         self.find = find
+        self.result = Discovery(False, "")
         self.method = "initialize"  # the exchange under way, for reasons
-        self.next_id = 0
-        self.session_id: str | None = None
-        self.protocol: str | None = None
+        self.status: int | None = None  # HTTP status of the last POST answered
+        self.failure: str | None = None  # a broken bound, decided by the transport
+        self.scope: anyio.CancelScope | None = None
+
+    def stop(self, reason: str) -> _Stop:
+        """Record why, end the whole discovery now (not after the SDK's retries)."""
+        if self.failure is None:
+            self.failure = reason
+        if self.scope is not None:
+            self.scope.cancel()
+        return _Stop(reason)
+
+    def too_big(self, request: httpx2.Request) -> _Stop:
+        size = _size(self.max_bytes)
+        if request.method == "GET":  # the SDK's stream for server messages
+            return self.stop(f"the event stream from {self.shown} exceeded {size}")
+        return self.stop(f"the response from {self.shown} to {self.method} exceeded {size}")
 
     async def main(self, kind: str) -> None:
-        import httpx
-
         try:
-            async with asyncio.timeout(self.timeout):
-                async with httpx.AsyncClient(
-                    auth=None if self.auth is None else httpx.BasicAuth(*self.auth),
-                    # Plain http never uses TLS: skip building a context (tens of ms).
-                    verify=self.verify if self.endpoint.startswith("https:") else False,
-                    timeout=httpx.Timeout(self.timeout),
-                    follow_redirects=False,
-                    trust_env=False,
-                    headers={"User-Agent": f"runtime/{__version__} (MCP discovery)"},
-                ) as client:
-                    await self.exchange(client, kind)
-        except _Failure as failure:
-            self.fail(failure.reason)
-        except (httpx.InvalidURL, UnicodeError):  # a host name IDNA refuses, for one
-            self.fail(f"{self.shown} is not a valid http(s) URL")
-        except (TimeoutError, httpx.TimeoutException):
-            self.fail(f"{self.shown} did not answer within {self.timeout:g} s")
-        except httpx.ConnectError as exc:
-            if _caused_by(exc, ssl.SSLError):
-                self.fail(f"{self.shown} failed the TLS handshake")
-            elif _caused_by(exc, socket.gaierror):
-                self.fail(f"{self.shown} did not answer (the host name does not resolve)")
-            else:
-                self.fail(f"{self.shown} did not answer")
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
-            self.fail(f"{self.shown} broke off the connection during {self.method}")
-        except (httpx.HTTPError, OSError) as exc:
-            if _caused_by(exc, ssl.SSLError):
-                self.fail(f"{self.shown} failed the TLS handshake")
-            else:
-                self.fail(f"{self.shown} did not answer {self.method}")
-
-    def fail(self, reason: str) -> None:
-        self.result.ok = False
-        self.result.reason = reason
-
-    async def exchange(self, client: httpx.AsyncClient, kind: str) -> None:
-        init = await self.request(
-            client,
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "runtime", "version": __version__},
-            },
-        )
-        self.take_initialize(init)
-        await self.notify(client, "notifications/initialized")
-        if kind == "server":
-            self.result.ok = True
-            self.result.reason = f"{self.shown} answered initialize"
+            with anyio.fail_after(self.timeout), anyio.CancelScope() as self.scope:
+                await self.exchange(kind)
+        except Exception as exc:  # the SDK fails in many shapes; none may escape as a traceback
+            self.result.ok = False
+            self.result.reason = self.failure or self.explain(exc)
             return
-        method, key, name_field = _LISTS[kind]
+        if self.failure is not None:  # cancelled by a broken bound
+            self.result.ok = False
+            self.result.reason = self.failure
+
+    async def exchange(self, kind: str) -> None:
+        client = httpx2.AsyncClient(
+            auth=None if self.auth is None else httpx2.BasicAuth(*self.auth),
+            timeout=httpx2.Timeout(self.timeout),
+            follow_redirects=False,
+            trust_env=False,
+            headers={
+                "User-Agent": f"runtime/{__version__} (MCP discovery)",
+                "Accept-Encoding": "identity",
+            },
+            transport=_Capped(self, httpx2.AsyncHTTPTransport(verify=self.verify, trust_env=False)),
+        )
+        info = mcp_types.Implementation(name="runtime", version=__version__)
+        async with (
+            client,
+            streamable_http_client(
+                self.endpoint,
+                http_client=client,
+                terminate_on_close=False,
+                max_sse_event_size=self.max_bytes,
+            ) as (read, write),
+            ClientSession(read, write, client_info=info) as session,
+        ):
+            await session.initialize()
+            if kind == "server":
+                self.result.ok = True
+                self.result.reason = f"{self.shown} answered initialize"
+                return
+            await self.list_pages(session, kind)
+
+    async def list_pages(self, session: ClientSession, kind: str) -> None:
         result = self.result
+        self.method = f"{kind}/list"
         cursor: str | None = None
-        found = False
         while True:
-            page = await self.request(
-                client, method, None if cursor is None else {"cursor": cursor}
-            )
+            params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
+            names: list[str]
+            if kind == "tools":
+                tools = await session.list_tools(params=params)
+                names, cursor = [t.name for t in tools.tools], tools.next_cursor
+            else:
+                resources = await session.list_resources(params=params)
+                names, cursor = [str(r.uri) for r in resources.resources], resources.next_cursor
             result.pages += 1
-            items = page.get(key)
-            if not isinstance(items, list):
-                raise self.malformed()
-            for item in items:
-                name = item.get(name_field) if isinstance(item, dict) else None
-                if isinstance(name, str):
-                    result.names.append(name)
-                    found = found or name == self.find
-            next_cursor = page.get("nextCursor")
-            if next_cursor is not None and not isinstance(next_cursor, str):
-                raise self.malformed()
-            if found or not next_cursor:
+            result.names += names
+            if not cursor or self.find in names:
                 break
             if result.pages >= self.max_pages:
                 result.cut_off = True
                 break
-            cursor = next_cursor
         result.ok = True
         noun = kind if len(result.names) != 1 else kind[:-1]
         pages = "page" if result.pages == 1 else "pages"
@@ -323,215 +310,107 @@ class _Run:
         if result.cut_off:
             result.reason += f"; more pages were left unread (at most {self.max_pages} are read)"
 
-    def take_initialize(self, init: dict[str, Any]) -> None:
-        version = init.get("protocolVersion")
-        if not isinstance(version, str) or not _HEADER_TOKEN.fullmatch(version):
-            raise self.malformed()
-        self.protocol = version
-        info = init.get("serverInfo")
-        name = info.get("name") if isinstance(info, dict) else None
-        if isinstance(name, str):
-            self.result.server_name = name[:MAX_SERVER_NAME]
+    def explain(self, exc: BaseException) -> str:
+        """A reason for what ended the discovery, from its type and code only."""
+        shown, method = self.shown, self.method
+        leaves = _leaves(exc)
+        for leaf in leaves:
+            if isinstance(leaf, (TimeoutError, httpx2.TimeoutException)):
+                return f"{shown} did not answer within {self.timeout:g} s"
+        if self.status is not None and not 200 <= self.status < 300:
+            return f"{shown} answered HTTP {self.status} to {method}"
+        for leaf in leaves:
+            if isinstance(leaf, (httpx2.InvalidURL, httpx2.UnsupportedProtocol, UnicodeError)):
+                return f"{shown} is not a valid http(s) URL"
+            if isinstance(leaf, httpx2.ConnectError):
+                if _caused_by(leaf, ssl.SSLError):
+                    return f"{shown} failed the TLS handshake"
+                if _caused_by(leaf, socket.gaierror):
+                    return f"{shown} did not answer (the host name does not resolve)"
+                return f"{shown} did not answer"
+            if isinstance(leaf, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)):
+                return f"{shown} broke off the connection during {method}"
+            if isinstance(leaf, (httpx2.HTTPError, OSError)):
+                if _caused_by(leaf, ssl.SSLError):
+                    return f"{shown} failed the TLS handshake"
+                return f"{shown} did not answer {method}"
+            if isinstance(leaf, ValidationError):  # a result that is not what MCP defines
+                return f"malformed response from {shown} to {method}"
+            if isinstance(leaf, MCPError):
+                # The SDK reports its own parse failures as PARSE_ERROR and a stream that
+                # ended unanswered as CONNECTION_CLOSED; any other code is the server's.
+                if leaf.code == mcp_types.PARSE_ERROR:
+                    return f"malformed response from {shown} to {method}"
+                if leaf.code == mcp_types.CONNECTION_CLOSED:
+                    return f"{shown} broke off its answer to {method}"
+                return f"{shown}: server returned a JSON-RPC error to {method} (code {leaf.code})"
+        kinds = sorted({type(leaf).__name__ for leaf in leaves})
+        return f"MCP discovery with {shown} failed during {method} ({', '.join(kinds)})"
 
-    def headers(self) -> dict[str, str]:
-        headers = {
-            "Accept": ACCEPT,
-            "Content-Type": "application/json",
-            "Accept-Encoding": "identity",
-        }
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol is not None:
-            headers["MCP-Protocol-Version"] = self.protocol
-        return headers
 
-    def malformed(self) -> _Failure:
-        return _Failure(f"malformed response from {self.shown} to {self.method}")
+class _Capped(httpx2.AsyncBaseTransport):
+    """The SDK client's transport: each response body bounded, the POST status and media noted."""
 
-    def too_big(self) -> _Failure:
-        return _Failure(
-            f"the response from {self.shown} to {self.method} exceeded {_size(self.max_bytes)}"
-        )
+    def __init__(self, run: _Run, inner: httpx2.AsyncBaseTransport) -> None:
+        self.run = run
+        self.inner = inner
 
-    def check_status(self, response: httpx.Response) -> None:
-        if not 200 <= response.status_code < 300:
-            raise _Failure(f"{self.shown} answered HTTP {response.status_code} to {self.method}")
-
-    async def notify(self, client: httpx.AsyncClient, method: str) -> None:
-        self.method = method
-        body = json.dumps({"jsonrpc": "2.0", "method": method}).encode()
-        async with client.stream(
-            "POST", self.endpoint, content=body, headers=self.headers()
-        ) as response:
-            self.check_status(response)
-            # Nothing to read (the answer is 202 Accepted); leaving closes the response.
-
-    async def request(
-        self, client: httpx.AsyncClient, method: str, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        """Send one JSON-RPC request; its ``result`` object, or a :class:`_Failure`."""
-        self.method = method
-        self.next_id += 1
-        request_id = self.next_id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        body = json.dumps(message).encode()
-        async with client.stream(
-            "POST", self.endpoint, content=body, headers=self.headers()
-        ) as response:
-            self.check_status(response)
-            if method == "initialize":
-                session_id = response.headers.get("mcp-session-id")
-                if session_id is not None:
-                    if not _HEADER_TOKEN.fullmatch(session_id):
-                        raise self.malformed()
-                    self.session_id = session_id
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        run = self.run
+        response = await self.inner.handle_async_request(request)
+        try:
             encoding = response.headers.get("content-encoding", "identity").strip().lower()
             if encoding not in ("", "identity"):
-                raise _Failure(
-                    f"{self.shown} sent a compressed response to {method}, which is refused"
+                raise run.stop(
+                    f"{run.shown} sent a compressed response to {run.method}, which is refused"
                 )
-            declared = response.headers.get("content-length")
-            if (
-                declared is not None
-                and _DIGITS.fullmatch(declared.strip())
-                and int(declared) > self.max_bytes
-            ):
-                raise self.too_big()
-            media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-            if media == "application/json":
-                answer = await self.read_json(response, request_id)
-            elif media == "text/event-stream":
-                answer = await self.read_sse(response, request_id)
-            else:
-                raise self.malformed()
-        return self.result_of(answer)
+            declared = response.headers.get("content-length", "").strip()
+            if declared.isdigit() and int(declared) > run.max_bytes:
+                raise run.too_big(request)
+            if request.method == "POST":
+                run.status = response.status_code
+                media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if (
+                    200 <= response.status_code < 300
+                    and response.status_code != 202
+                    and media not in _MEDIA
+                    and _is_request(request)
+                ):
+                    raise run.stop(f"malformed response from {run.shown} to {run.method}")
+        except _Stop:
+            await response.aclose()
+            raise
+        response.stream = _CappedStream(run, request, response.stream)
+        return response
 
-    async def body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
-        """The raw body, chunk by chunk, failing once it passes ``max_bytes``."""
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _is_request(request: httpx2.Request) -> bool:
+    """A JSON-RPC request (which needs an answer), not a notification or a response."""
+    try:
+        message = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return False
+    return isinstance(message, dict) and "method" in message and "id" in message
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A response body that ends the discovery once it passes ``max_bytes``."""
+
+    def __init__(self, run: _Run, request: httpx2.Request, inner: Any) -> None:
+        self.run = run
+        self.request = request
+        self.inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         total = 0
-        async for chunk in response.aiter_raw():
+        async for chunk in self.inner:
             total += len(chunk)
-            if total > self.max_bytes:
-                raise self.too_big()
+            if total > self.run.max_bytes:
+                raise self.run.too_big(self.request)
             yield chunk
 
-    async def read_json(self, response: httpx.Response, request_id: int) -> dict[str, Any]:
-        buffer = bytearray()
-        async with aclosing(self.body(response)) as chunks:
-            async for chunk in chunks:
-                buffer += chunk
-        answer = self.find_answer(self.parse(buffer), request_id)
-        if answer is None:
-            raise self.malformed()
-        return answer
-
-    async def read_sse(self, response: httpx.Response, request_id: int) -> dict[str, Any]:
-        parser = _SseParser()
-        async with aclosing(self.body(response)) as chunks:
-            async for chunk in chunks:
-                for data in parser.feed(chunk):
-                    answer = self.find_answer(self.parse(data), request_id)
-                    if answer is not None:
-                        return answer  # the stream may stay open: stop reading here
-        for data in parser.finish():
-            answer = self.find_answer(self.parse(data), request_id)
-            if answer is not None:
-                return answer
-        raise self.malformed()  # the stream ended without the answer
-
-    def parse(self, data: bytearray | str) -> Any:
-        try:
-            return json.loads(data)
-        except (ValueError, RecursionError):
-            raise self.malformed() from None
-
-    def find_answer(self, message: Any, request_id: int) -> dict[str, Any] | None:
-        """The response to ``request_id`` in a message (or batch); None for anything else."""
-        if isinstance(message, list):
-            for item in message:
-                answer = self.find_answer(item, request_id)
-                if answer is not None:
-                    return answer
-            return None
-        if not isinstance(message, dict):
-            raise self.malformed()
-        if "method" in message:
-            return None  # a notification or request from the server: not ours to answer
-        answer_id = message.get("id")
-        if type(answer_id) is not int or answer_id != request_id:
-            return None
-        return message
-
-    def result_of(self, answer: dict[str, Any]) -> dict[str, Any]:
-        if "error" in answer:
-            error = answer["error"]
-            code = error.get("code") if isinstance(error, dict) else None
-            shown_code = f" (code {code})" if type(code) is int else ""
-            raise _Failure(
-                f"{self.shown}: server returned a JSON-RPC error to {self.method}{shown_code}"
-            )
-        result = answer.get("result")
-        if not isinstance(result, dict):
-            raise self.malformed()
-        return result
-
-
-class _SseParser:
-    """Incremental ``text/event-stream`` parsing: the data of each ``message`` event.
-
-    Only the unfinished line is kept between chunks, in one growing buffer, so the
-    memory held stays near the bytes read (which ``max_bytes`` bounds).
-    """
-
-    def __init__(self) -> None:
-        self.pending = bytearray()  # the current line, not yet ended
-        self.after_cr = False  # the last chunk ended in CR: a LF opening the next one is its pair
-        self.first_line = True
-        self.data: list[str] = []
-        self.event = ""
-
-    def feed(self, chunk: bytes) -> list[str]:
-        events: list[str] = []
-        start = 1 if self.after_cr and chunk.startswith(b"\n") else 0
-        self.after_cr = False
-        for match in _EOL.finditer(chunk, start):
-            self.pending += chunk[start : match.start()]
-            start = match.end()
-            if match.group() == b"\r" and start == len(chunk):
-                self.after_cr = True
-            event = self.line()
-            if event is not None:
-                events.append(event)
-        self.pending += chunk[start:]
-        return events
-
-    def finish(self) -> list[str]:
-        """At the end of the stream: a last event that lacks its blank line still counts."""
-        events = self.feed(b"\n") if self.pending else []
-        event = self.line()
-        if event is not None:
-            events.append(event)
-        return events
-
-    def line(self) -> str | None:
-        """Take the pending line; the data of an event when it is the blank line ending one."""
-        text = self.pending.decode("utf-8", errors="replace")
-        self.pending.clear()
-        if self.first_line:
-            self.first_line = False
-            text = text.removeprefix("\ufeff")
-        if not text:
-            data, event = "\n".join(self.data), self.event
-            self.data, self.event = [], ""
-            return data if data and event in ("", "message") else None
-        if text.startswith(":"):
-            return None
-        name, _, value = text.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self.data.append(value)
-        elif name == "event":
-            self.event = value
-        return None
+    async def aclose(self) -> None:
+        await self.inner.aclose()

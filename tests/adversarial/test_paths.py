@@ -19,7 +19,8 @@ every escaping path go through ``runtime files OP PATH`` too (one operation
 each, round robin). Then two races: a separate process keeps
 exchanging a folder (and a file) with a symbolic link to outside while the
 CLI works on it in a loop. More tests below make those races deterministic,
-and check that the denial of ``files delete`` cannot be lifted.
+and check that the refusal of ``files delete`` (a destroy) cannot be lifted but
+deliberately, by a policy the user owns.
 
 An *escape* is any of: the outside trees are not byte-for-byte what they
 were (content, mode, mtime, entries, link targets), a file appears where a
@@ -220,7 +221,7 @@ class Campaign:
             self.problems.append(f"{label}: unexpected exit {code}: {text[:300]}")
         if code == 3:
             if op == "delete":
-                if "denied_operations: files delete" not in text:
+                if "effect destroy (allowed_destructive)" not in text:
                     self.problems.append(
                         f"{label}: a delete refusal without its rule: {text[:300]}"
                     )
@@ -262,7 +263,7 @@ class Campaign:
             if f"step {i} (files {op}" not in text:
                 self.problems.append(f"{label}: step {i} ({entry.path[:80]!r}) was not refused")
         # every step's refusal names its rule, and (but for delete) the roots it protects
-        wants = ["denied_operations: files delete"]
+        wants = ["effect destroy (allowed_destructive)"]
         if op != "delete":
             wants = [f"refused by {ACCESS[op]}_roots", needle(ACCESS[op], sc.roots(op))]
         for want in wants:
@@ -454,7 +455,7 @@ def default_corpus(work: Path, outside: Path, tmp: Path) -> list[Entry]:
             "write": (0, "wrote"),
             "list": (1, "not a folder"),
             "mkdir": (1, "not a folder"),
-            "delete": (3, "denied_operations: files delete"),
+            "delete": (3, "effect destroy (allowed_destructive)"),
         },
     )
     return [*(Entry(p) for p in refuse), *(Entry(p, expect="free") for p in free), hard]
@@ -709,10 +710,10 @@ def test_path_confinement_campaign(
 def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     cli, work: Path, home: Path, tmp_path: Path
 ) -> None:
-    """``files delete`` is denied by the default policy, and no user policy can lift a default
-    denial. Run from a folder that contains Runtime Home (the usual case when it is run from
-    ``$HOME``: Home is ``~/.local/share/runtime``), a files step may rewrite Home's cached copy of
-    the parsed default policy. That must not lift the denial for the next run."""
+    """``files delete`` destroys, so it is refused unless a policy allows it deliberately
+    (allowed_destructive). Run from a folder that contains Runtime Home (the usual case when it
+    is run from ``$HOME``: Home is ``~/.local/share/runtime``), a files step may rewrite Home's
+    cached copy of the parsed default policy. That must not lift the refusal for the next run."""
     assert cli("files", "write", "victim.txt", "keep me").code == 0  # bootstraps Home
     # Home holds no parsed policy any more; plant one where a cache used to be, claiming
     # the shipped YAML's sha256, and check that nothing reads it.
@@ -724,6 +725,7 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     data = default_policy_data()
     data["denied_operations"] = []
     data["denied_binaries"] = []
+    data["allowed_destructive"] = ["files delete"]
     digest = hashlib.sha256(default_policy_file().read_bytes()).hexdigest()
     doc = {"sha256": digest, "data": data}
     cache = home / "default-policy.json"
@@ -734,7 +736,7 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     cache.write_text(json.dumps(doc), encoding="utf-8")  # planted by hand instead
     result = cli("files", "delete", "victim.txt")
     assert result.code == 3, f"the default denial was lifted: {result.stdout}{result.stderr}"
-    assert "denied_operations: files delete" in result.stdout + result.stderr
+    assert "effect destroy (allowed_destructive)" in result.stdout + result.stderr
     assert (work / "victim.txt").read_text() == "keep me"
 
 

@@ -298,10 +298,10 @@ def test_the_restore_family_stays_denied_when_a_user_allows_it(
 @pytest.mark.parametrize(
     ("args", "rule"),
     [
-        ("[api, --method=DELETE, /repos/acme/app]", "denied_operations: github api delete"),
-        ("[api, -XDELETE, repos/acme/app]", "denied_operations: github api delete"),
-        ("[api, -X, delete, repos/acme/app]", "denied_operations: github api delete"),
-        ("[api, repos/acme/app, --method, DELETE]", "denied_operations: github api delete"),
+        ("[api, --method=DELETE, /repos/acme/app]", "effect destroy (allowed_destructive)"),
+        ("[api, -XDELETE, repos/acme/app]", "effect destroy (allowed_destructive)"),
+        ("[api, -X, delete, repos/acme/app]", "effect destroy (allowed_destructive)"),
+        ("[api, repos/acme/app, --method, DELETE]", "effect destroy (allowed_destructive)"),
         ("[api, -XPUT, repos/acme/app/actions/secrets/X, -f, v=1]", "*/secrets/*"),
         ("[api, repos/acme/app/actions/secrets/X, -f, encrypted_value=x]", "*/secrets/*"),
         ("[secret, set, X, --body, v]", "'secret' is not an allowed gh subcommand"),
@@ -352,7 +352,7 @@ def test_gh_api_delete_never_reaches_the_server(
         stop.set()
         thread.join()
         server.close()
-    refused(result, 3, "github api delete")
+    refused(result, 3, "effect destroy (allowed_destructive)")
     assert seen == []
 
 

@@ -200,7 +200,7 @@ def test_a_delete_never_gets_past_the_policy(
     if "x=1, DELETE" in args:  # the method and route come first, where the reviewer reads them
         assert result.code == 2 and "write METHOD and PATH first" in result.stderr
     else:
-        assert "denied_operations: github api delete" in result.stderr
+        assert "effect destroy (allowed_destructive)" in result.stderr
 
 
 # -- 5. a mutation is a write, whatever precedes it -----------------------------------------

@@ -1,4 +1,4 @@
-"""Declared typed requirements (metadata.runtime.document.requirements): validation and preflight per type."""
+"""Declared typed requirements (metadata.runtime.requirements): validation and preflight per type."""
 
 from __future__ import annotations
 

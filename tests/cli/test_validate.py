@@ -589,3 +589,32 @@ def test_usage_errors_are_json_in_json_mode(cli) -> None:
     result = cli("--output", "json", "capability", "validate")
     assert result.code == 2
     check_schema(result.json(), "error")
+
+
+def test_declared_types_and_choices_are_checked_at_their_position(cli, work: Path) -> None:
+    """A literal value is checked against its operation's declaration (type, range,
+    choices); a value with a ${reference} waits for plan time."""
+    body = """version: v1
+inputs:
+  state:
+    required: true
+workflow:
+  - provider: github
+    args: [issue, list, acme, state=opened, "sort=${state}"]
+  - provider: github
+    args: [notification, list, all=yes, limit=0]
+"""
+    write(work / "typed.md", capability(body))
+    result = cli("--output", "json", "capability", "validate", "typed.md")
+    assert result.code == 2
+    doc = result.json()
+    check_schema(doc, "validate")
+    found = [
+        (p["line"], p["column"], p["code"], p["message"])
+        for p in doc["capabilities"][0]["problems"]
+    ]
+    assert found == [
+        (12, 31, "bad-value", "step 1: state=opened is not one of open, closed, all"),
+        (14, 32, "bad-value", "step 2: all=yes is not true or false"),
+        (14, 41, "bad-value", "step 2: limit=0 is out of range (it must be at least 1)"),
+    ]

@@ -1,11 +1,11 @@
 """The github provider against GitHub's published API descriptions.
 
-- REST: every ``(METHOD, route)`` in :data:`providers.github.ops.REST_ROUTES`
+- REST: every ``(METHOD, route)`` the operations declare (``routes=``)
   exists in the OpenAPI description (npm ``@octokit/openapi``), and every
   request the REST operations really send (run through the CLI against the
   loopback double) matches a declared route, with documented query
   parameters and a JSON body that the route's request schema accepts.
-- GraphQL: every document in :data:`providers.github.ops.GRAPHQL_QUERIES`, and
+- GraphQL: every document the operations declare (``document=``), and
   every document ``repo summary`` really sends, validates against GitHub's
   schema (npm ``@octokit/graphql-schema``); ``repo summary`` is one request.
 
@@ -32,12 +32,15 @@ from graphql import GraphQLSchema, OperationDefinitionNode, parse, validate
 from graphql.execution.values import get_variable_values
 
 from providers.github import OPERATIONS
-from providers.github.ops import GRAPHQL_QUERIES, PROBE_ROUTES, REST_ROUTES
+from providers.github.ops import PROBE_ROUTES
 from tests.conftest import check_schema
 from tests.github_double import GitHubDouble, SchemaNotInstalledError, load_schema
 from tests.github_double.schema import openapi_path
 
 TOKEN = "ghp_" + "C0nf0rm" * 5 + "x"
+# What the operations declare: the routes the REST operations send, the GraphQL documents.
+REST_ROUTES = [route for op in OPERATIONS for route in op.rest_routes]
+GRAPHQL_QUERIES = [op.document for op in OPERATIONS if op.document is not None]
 
 
 def require_npm_data(locate: Callable[[], Any]) -> Any:
@@ -118,8 +121,8 @@ def templates_for(method: str, path: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("method", "route"),
-    REST_ROUTES + PROBE_ROUTES,
-    ids=[f"{m} {r}" for m, r in REST_ROUTES + PROBE_ROUTES],
+    [*REST_ROUTES, *PROBE_ROUTES],
+    ids=[f"{m} {r}" for m, r in [*REST_ROUTES, *PROBE_ROUTES]],
 )
 def test_declared_route_is_in_the_openapi_description(
     openapi: dict[str, Any], method: str, route: str
@@ -208,6 +211,10 @@ CALLS: tuple[Call, ...] = (
         (("GET", "/orgs/{org}/issues"),),
     ),
     Call(("issue", "list", "state=all"), (("GET", "/issues"),)),
+    Call(
+        ("release", "list", "acme/site", "per_page=10", "limit=5"),
+        (("GET", "/repos/{owner}/{repo}/releases"),),
+    ),
     Call(
         ("file", "put", "acme/site", "README.md", "message=Update readme", "content=# Site\n"),
         (("GET", CONTENTS), ("PUT", CONTENTS)),

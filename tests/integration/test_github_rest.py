@@ -217,7 +217,8 @@ def test_api_delete_is_denied_by_default_policy(cli, gh: GitHubDouble, genv) -> 
     gh.reset_counters()
     result = cli("github", "api", "DELETE", "/repos/acme/payments-api", extra_env=genv)
     assert result.code == 3
-    assert "denied_operations: github api delete (default)" in result.stderr
+    assert "refused by effect destroy (allowed_destructive)" in result.stderr
+    assert "'github api' destroys what it names" in result.stderr
     assert gh.requests == []
     lower = cli("github", "api", "delete", "/repos/acme/payments-api", extra_env=genv)
     assert lower.code == 3

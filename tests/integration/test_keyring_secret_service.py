@@ -62,8 +62,7 @@ import keyring.core
 import pytest
 from keyring.backends import fail
 
-from runtime.errors import MissingCredential
-from runtime.exitcodes import ExitCode
+from runtime.errors import ExitCode, MissingCredential
 from runtime.home.auth import AuthEngine, KeyringUnavailable
 from runtime.redact import REDACTED, Redactor
 from runtime.workspace import Workspace

@@ -25,3 +25,18 @@ def test_every_engine_module_is_under_the_only_the_cli_contract() -> None:
         if p.parent.name not in ("cli", "_data")
     }
     assert set(contract["source_modules"]) == modules | packages
+
+
+def test_there_are_no_import_circles() -> None:
+    """No module of runtime or providers imports, through any chain, a module that imports
+    it back (imports inside functions and under TYPE_CHECKING count too)."""
+    import grimp
+
+    graph = grimp.build_graph("runtime", "providers", cache_dir=None)
+    circles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            back = graph.find_shortest_chain(importer=imported, imported=module)
+            if back is not None:
+                circles.append((module, *back))
+    assert circles == [], "\n".join(" -> ".join(c) for c in circles)
