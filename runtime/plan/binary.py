@@ -468,12 +468,15 @@ def jq_reads_environment(expression: str) -> bool:
 
 _URL_HOST = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?([^/?#]+)")
 _SCP_HOST = re.compile(r"^[\w.-]+@([\w.-]+):")
+# HOST/OWNER/REPO as gh reads a repository argument (not ./path, /path, ~/path or -option)
+_HOST_REPO = re.compile(r"[^-./~\s][^/\s]*/[^/\s]+/[^/\s]+")
 
 
 def gh_targets(args: Sequence[str]) -> list[tuple[str, str]]:
     """(what, host) for each host the gh args name: a ``--repo``/``-R`` value with a host
-    part (``HOST/OWNER/REPO`` or a URL), ``--hostname``, and any argument that is a URL
-    (``gh api https://...``, ``gh pr view https://HOST/...``)."""
+    part (``HOST/OWNER/REPO`` or a URL), ``--hostname``, any argument that is a URL
+    (``gh api https://...``, ``gh pr view https://HOST/...``), and a ``gh repo ...``
+    positional written ``HOST/OWNER/REPO``."""
     found: list[tuple[str, str]] = []
     for value in option_values(args, "--repo", "-R"):
         host = _host_of(value)
@@ -483,6 +486,13 @@ def gh_targets(args: Sequence[str]) -> list[tuple[str, str]]:
             found.append((f"--repo {value}", host))
     for value in option_values(args, "--hostname"):
         found.append((f"--hostname {value}", value))
+    if args[:1] == ["repo"]:
+        # gh repo view/clone/fork/... take the repository as a positional that may be
+        # HOST/OWNER/REPO; gh then uses its enterprise token for HOST. A local path
+        # (clone's directory) is written ./a/b/c or /a/b/c to be told apart.
+        for arg in args[2:]:
+            if _HOST_REPO.fullmatch(arg) and not any(arg in what for what, _ in found):
+                found.append((arg, arg.split("/", 1)[0]))
     for arg in args:
         host = _host_of(arg)
         if host is not None and not any(arg in what for what, _ in found):

@@ -68,7 +68,7 @@ class Policy:
         """The denied_binaries entry ``name`` falls under, if any.
 
         An entry also covers its versioned names (``python`` covers ``python3.11``,
-        ``perl`` covers ``perl5.36``) and the real file a symlink resolves to
+        ``perl`` covers ``perl5.36``), its variants (``vim`` covers ``vim.basic``) and the real file a symlink resolves to
         (``real_name``: an allowed ``mysh`` that is ``/usr/bin/dash`` is still a shell).
         """
         for candidate in (name, real_name):
@@ -77,7 +77,10 @@ class Policy:
             if candidate in self.denied_binaries:
                 return candidate
             for entry in self.denied_binaries:
-                if _VERSIONED.fullmatch(candidate[len(entry) :]) and candidate.startswith(entry):
+                if not candidate.startswith(entry):
+                    continue
+                suffix = candidate[len(entry) :]
+                if _VERSIONED.fullmatch(suffix) or _VARIANT.fullmatch(suffix):
                     return entry
         return None
 
@@ -173,6 +176,16 @@ class Policy:
                 f"allowed: {listing}; a user policy can add more under allowed_subcommands",
             )
         rest = args[sub.position + 1 :]
+        if name == "git":
+            for arg in args[: sub.position]:
+                if arg.partition("=")[0] in ("-c", "--config-env"):
+                    return Decision(
+                        False,
+                        "built-in: git's configuration is not set from the command line",
+                        f"'{arg}' sets git configuration for the run, which can make git "
+                        "run programs (core.sshCommand, core.pager, ...)",
+                        "set configuration in the repository yourself if it is really needed",
+                    )
         if name == "git" and sub.name == "config" and not git_config_reads(rest):
             return Decision(
                 False,
@@ -318,6 +331,8 @@ _SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")
 _LEADING_LETTERS = re.compile(r"[A-Za-z0-9]+")
 # What may follow a denied binary's name in a versioned spelling: python3.11, perl5.36, node-18
 _VERSIONED = re.compile(r"[-.]?[0-9][0-9.]*")
+# ... and in a Debian alternatives variant: vim.basic, vim.tiny, nc.openbsd
+_VARIANT = re.compile(r"\.[a-z][a-z0-9_-]*")
 
 
 def _word_matches(pattern: str, word: str) -> bool:

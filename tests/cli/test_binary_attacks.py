@@ -262,6 +262,12 @@ def test_an_alias_for_push_force_is_not_run(cli: Callable[..., Result], repo: Pa
         ("[checkout, --force, main]", "denied_arguments: git checkout --force"),
         ("[restore, --worktree, .]", "'restore' is not an allowed"),
         ("[read-tree, -u, --reset, HEAD]", "'read-tree' is not an allowed"),
+        ("[checkout, --, .]", "denied_arguments: git checkout --"),
+        ("[stash, drop]", "denied_arguments: git stash drop"),
+        ("[branch, -D, main]", "denied_arguments: git branch -D"),
+        ("[-c, 'core.pager=touch pwned', log]", "git's configuration is not set"),
+        ("[--config-env=core.pager=X, log]", "git's configuration is not set"),
+        ("[clone, -qc, 'core.sshCommand=touch pwned', ., copy]", "denied_arguments: git clone -c"),
     ],
 )
 def test_denied_git_runs_spelled_another_way(
@@ -276,6 +282,18 @@ def test_denied_git_runs_spelled_another_way(
     refused(cli("capability", "execute", name), 3, rule)
     assert (repo / "tracked.txt").read_text() == "work in progress\n"
     assert (repo / ".git" / "config").read_text() == config
+
+
+def test_a_subcommands_own_dash_c_is_not_gits_configuration(
+    cli: Callable[..., Result], repo: Path
+) -> None:
+    write(repo / "tracked.txt", "committed\n")
+    git("add", "tracked.txt", cwd=repo)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "t", cwd=repo)
+    name = cap(repo, steps("git\n    args: [grep, -c, committed]", "git\n    args: [log, -c, -1]"))
+    result = cli("capability", "execute", name)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "tracked.txt:1" in result.stdout
 
 
 def test_the_restore_family_stays_denied_when_a_user_allows_it(
@@ -423,6 +441,26 @@ def test_versioned_and_linked_names_of_denied_binaries_are_refused(
     refused(cli("capability", "execute", name, extra_env=extra), 3, "denied_binaries: python")
     shell = cap(work, steps("mysh\n    args: [-c, 'echo hi']"), "shell.md")
     refused(cli("capability", "execute", shell, extra_env=extra), 3, "by another name")
+
+
+def test_an_alternatives_variant_of_a_denied_binary_is_refused(
+    cli: Callable[..., Result], work: Path, tmp_path: Path, canary: Path
+) -> None:
+    # Debian installs vim as vim.basic or vim.tiny and links view, editor, vi to it
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    variant = bin_dir / "vim.basic"
+    variant.write_text(f"#!/bin/sh\ntouch {canary}\n")
+    variant.chmod(0o755)
+    (bin_dir / "view").symlink_to(variant)
+    policy = write(tmp_path / "policy.yaml", "allowed_binaries: [view]\n")
+    extra = {
+        "RUNTIME_POLICY_FILE": str(policy),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    name = cap(work, steps("view\n    args: [-es, -c, '!id']"))
+    refused(cli("capability", "execute", name, extra_env=extra), 3, "view is vim by another name")
+    assert not canary.exists()
 
 
 def test_a_policy_file_others_can_write_is_refused(

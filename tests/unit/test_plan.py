@@ -441,6 +441,9 @@ def test_literal_options_are_checked_on_the_args_as_authored(
         ("[pr, list, -R, otherhost/a/b]", "--repo otherhost/a/b"),
         ("[pr, view, 'https://OtherHost/a/b/pull/1']", "https://OtherHost/a/b/pull/1"),
         ("[api, 'https://evil.example/x']", "https://evil.example/x"),
+        ("[repo, view, otherhost/a/b]", "otherhost/a/b"),
+        ("[repo, clone, otherhost/a/b, ./into]", "otherhost/a/b"),
+        ("[repo, view, --web, otherhost/a/b]", "otherhost/a/b"),
     ],
 )
 def test_a_gh_binary_step_is_pinned_to_its_host(
@@ -463,6 +466,10 @@ def test_a_gh_binary_step_is_pinned_to_its_host(
         "[pr, list, --repo, GitHub.com/a/b]",
         "[api, 'https://api.github.com/user']",  # github.com's other name
         "[pr, view, 'https://github.com/a/b/pull/1']",
+        "[repo, view, a/b]",
+        "[repo, view, github.com/a/b]",
+        "[repo, clone, a/b, ./out/a/b]",  # a local folder written as a path
+        "[release, upload, v1, dist/a/b.tgz]",  # not a repo command: a file path
     ],
 )
 def test_gh_may_name_its_own_host(ws: Workspace, services: RunServices, args: str) -> None:

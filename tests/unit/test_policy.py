@@ -247,6 +247,9 @@ def test_runtime_never_runs_itself_even_when_allowed() -> None:
         ("ruby3.1", "ruby"),
         ("bash5", "bash"),
         ("gawk-5.1.0", "gawk"),
+        ("vim.basic", "vim"),  # Debian alternatives variants
+        ("vim.tiny", "vim"),
+        ("nc.openbsd", "nc"),
     ],
 )
 def test_denied_binaries_cover_their_versioned_names(
@@ -258,7 +261,7 @@ def test_denied_binaries_cover_their_versioned_names(
         assert decision.reason == f"{name} is {entry} by another name"
 
 
-@pytest.mark.parametrize("name", ["pythonista", "shell", "nodes", "perl-tidy"])
+@pytest.mark.parametrize("name", ["pythonista", "shell", "nodes", "perl-tidy", "vim.Basic", "nc."])
 def test_a_name_that_merely_starts_like_a_denied_one_is_not_denied(
     default: Policy, name: str
 ) -> None:
@@ -490,7 +493,11 @@ def test_a_user_policy_can_list_more_literal_options(tmp_path: Path) -> None:
         (["push", "--del", "origin", "x"], "push --delete"),
         (["grep", "-Oless", "pattern"], "grep -O"),  # a short option with its value attached
         (["grep", "-nO", "pattern"], "grep -O"),
-        (["-c", "core.pager=sh", "log"], "-c"),
+        (["clone", "-c", "core.sshCommand=sh", "u", "d"], "clone -c"),
+        (["clone", "-qc", "core.sshCommand=sh", "u", "d"], "clone -c"),
+        (["branch", "-D", "old"], "branch -D"),
+        (["stash", "drop"], "stash drop"),
+        (["checkout", "--", "."], "checkout --"),
         (["fetch", "--upload-pack=/tmp/x"], "--upload-pack"),
         (["checkout", "--force", "main"], "checkout --force"),
     ],
@@ -499,6 +506,32 @@ def test_denied_argument_runs_in_any_spelling(default: Policy, args: list[str], 
     decision = default.decide_binary("git", args)
     refused(decision, f"denied_arguments: git {run} (default)")
     assert decision.reason == "the arguments contain a denied run"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-c", "core.pager=sh", "log"],
+        ["-ccore.pager=sh", "log"],  # not a global option runtime reads: refused too
+        ["--config-env=core.pager=X", "log"],
+        ["-C", ".", "-c", "core.pager=sh", "log"],
+    ],
+)
+def test_gits_own_configuration_options_are_refused(default: Policy, args: list[str]) -> None:
+    decision = default.decide_binary("git", args)
+    assert not decision.allowed, args
+    assert decision.rule in (
+        "built-in: git's configuration is not set from the command line",
+        "allowed_subcommands: git",
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["log", "-c", "-1"], ["grep", "-c", "x"], ["commit", "-c", "HEAD"], ["diff", "--", "x"]],
+)
+def test_a_subcommands_own_options_are_not_gits(default: Policy, args: list[str]) -> None:
+    allowed(default.decide_binary("git", args))
 
 
 @pytest.mark.parametrize(
