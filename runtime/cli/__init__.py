@@ -8,7 +8,6 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,8 @@ import typer
 from typer.core import TyperGroup
 
 from runtime import __version__
-from runtime.cli.session import STATE, silence_stdout
+from runtime.cli import session
+from runtime.cli.session import STATE
 from runtime.cli.session import ensure_home as ensure_home
 from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
@@ -115,7 +115,7 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
-        sys.stdout.write(f"runtime {__version__}\n")
+        session.write(sys.stdout, f"runtime {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -161,10 +161,9 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     from runtime.redact import Redactor
 
     if isinstance(failure, Terminated):  # a signal: one line, whatever the output mode
-        if failure.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
-            silence_stdout()
-        with contextlib.suppress(OSError):
-            sys.stderr.write(f"{failure.message}\n")
+        # but SIGPIPE: the reader went away (`| head`); like a program it ends, say nothing
+        if failure.name != "SIGPIPE":
+            session.write(sys.stderr, f"{failure.message}\n")
         return int(failure.exit_code)
 
     # A failure can quote what the user gave (an environment variable, an argument): a
@@ -212,6 +211,8 @@ def _is_usage_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
+    session.open_standard_streams()
+    STATE.lost = None
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:
@@ -221,11 +222,25 @@ def main(argv: list[str] | None = None) -> None:
         code = int(exc.exit_code)
     except BaseException as exc:  # every failure gets its exit code here
         code = _exit_code_for(exc, args)
-    try:
-        sys.stdout.flush()
-    except OSError:  # nobody reads stdout any more; the exit code still tells the outcome
-        silence_stdout()
-    raise SystemExit(code)
+    raise SystemExit(_with_lost_output(code))
+
+
+def _with_lost_output(code: int) -> int:
+    """The exit code once stdout is flushed: the command's own when it failed; else, if
+    its output could not be written, 141 for a reader that went away (as SIGPIPE would
+    end it) or :class:`~runtime.errors.OutputError`'s, said on stderr."""
+    session.flush_stdout()
+    lost = session.lost_output()
+    if lost is None:
+        return code
+    import signal
+
+    from runtime.errors import OutputError, Terminated
+
+    if session.reader_gone():
+        return code or int(Terminated(signal.SIGPIPE).exit_code)
+    failed = _report_failure(OutputError.of(lost), as_json=False)  # stdout is gone: stderr
+    return code or failed
 
 
 def _exit_code_for(exc: BaseException, args: list[str]) -> int:
@@ -239,8 +254,8 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """
     from runtime.errors import Failure, InternalError, Interrupted, UsageError
 
-    if isinstance(exc, BrokenPipeError):
-        silence_stdout()
+    if isinstance(exc, BrokenPipeError):  # stdout's reader went away while click wrote
+        session.lose(sys.stdout, exc)
         return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

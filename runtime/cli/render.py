@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
+from runtime.cli.session import write
 from runtime.problems import Problem
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
@@ -32,17 +33,16 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
-    out = stream or sys.stdout
-    out.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
-    out.flush()
+    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+    write(stream or sys.stdout, text + "\n", flush=True)
 
 
 def out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    write(sys.stdout, text + "\n")
 
 
 def err(text: str = "") -> None:
-    sys.stderr.write(text + "\n")
+    write(sys.stderr, text + "\n", flush=True)
 
 
 def problem_line(p: Problem, stream: TextIO | None = None) -> str:

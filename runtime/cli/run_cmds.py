@@ -15,7 +15,14 @@ import typer
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out
-from runtime.cli.session import ensure_home, json_mode, workspace
+from runtime.cli.session import (
+    ensure_home,
+    json_mode,
+    lost_output,
+    reader_gone,
+    workspace,
+    write,
+)
 from runtime.errors import ExitCode
 
 INPUT_HELP = (
@@ -55,10 +62,9 @@ class TextReporter:
         with self.lock:
             if not self.open_line or self.ticker is None:
                 return
-            try:
-                sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
-                sys.stdout.flush()
-            except OSError:  # the terminal went away: the main thread finds out when it writes
+            # the terminal may be gone: the main thread finds out when it writes
+            write(sys.stdout, f"\r{self.line} ... {time.monotonic() - started:.0f}s", flush=True)
+            if lost_output() is not None:
                 return
             self.ticker = threading.Timer(1.0, self._tick, (started,))
             self.ticker.daemon = True
@@ -139,14 +145,13 @@ class TextReporter:
     @staticmethod
     def _emit(stream: Any, text: str) -> None:
         """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
-        the step's processes are stopped, the run is recorded, exit 141."""
-        try:
-            stream.write(text)
-            stream.flush()
-        except BrokenPipeError:
+        the step's processes are stopped, the run is recorded, exit 141. Output lost
+        otherwise (a full disk) does not stop the run: the exit code says it at the end."""
+        write(stream, text, flush=True)
+        if stream is sys.stdout and reader_gone():
             from runtime.provider import Terminated
 
-            raise Terminated(signal.SIGPIPE) from None
+            raise Terminated(signal.SIGPIPE)
 
 
 class QuietReporter:
@@ -303,13 +308,7 @@ def execute_run(run: Any) -> int:
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
-    try:
-        _render_run(run, result)
-    except BrokenPipeError:
-        # the run is over and recorded; whoever read stdout went away: its own exit code wins
-        from runtime.cli.session import silence_stdout
-
-        silence_stdout()
+    _render_run(run, result)
     return int(result.exit_code)
 
 
