@@ -30,6 +30,23 @@ INPUT_HELP = (
 )
 
 
+def _timeout(value: str | None) -> float | None:
+    """``--timeout``, checked as the policy file's ``timeout_seconds`` is."""
+    if value is None:
+        return None
+    from runtime.errors import UsageError
+    from runtime.plan.policy import TIMEOUT_SECONDS
+
+    seconds = TIMEOUT_SECONDS.number(value)
+    if seconds is None:
+        raise UsageError(
+            f"--timeout must be {TIMEOUT_SECONDS.takes()} (seconds), not {value!r}",
+            hint="give the per-step limit in seconds, e.g. --timeout 60; without it, the "
+            "policy's timeout_seconds applies",
+        )
+    return seconds
+
+
 def _short_args(args: list[str], limit: int = 80) -> str:
     text = shlex.join(args)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -367,8 +384,11 @@ def execute_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the plan and policy decisions; run nothing."
     ),
-    timeout: float = typer.Option(
-        None, "--timeout", help="Per-step time limit in seconds (default: policy)."
+    timeout: str = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Per-step time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Refuse to run when a requirement's readiness is Unknown."
@@ -377,13 +397,14 @@ def execute_cmd(
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
 
+    seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
     values = _parse_inputs(inputs)
     if dry_run:
         run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
-    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=timeout, strict=strict)
+    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=seconds, strict=strict)
     raise typer.Exit(execute_run(run))
 
 
@@ -421,16 +442,20 @@ def _command_group() -> None:
 def command_run_cmd(
     ctx: typer.Context,
     binary: str = typer.Argument(..., help="An allow-listed binary name."),
-    timeout: float = typer.Option(
-        None, "--timeout", help="Time limit in seconds (default: policy)."
+    timeout: str = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
 ) -> None:
     """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
     from runtime.pipeline import command_run
 
+    seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
-    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=timeout)))
+    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=seconds)))
 
 
 def run_direct(ws: Any, provider: Any, args: list[str]) -> int:

@@ -369,6 +369,8 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
 
 
 _WORDS = List(Text())
+# a step's time limit, in seconds: the policy file's timeout_seconds and --timeout
+TIMEOUT_SECONDS = Number(above=0, maximum=86400)
 
 # The policy file's schema (runtime.document.schema): closed, every problem at its position.
 POLICY_SCHEMA = Map(
@@ -383,7 +385,7 @@ POLICY_SCHEMA = Map(
         "allowed_destructive": _WORDS,
         "read_roots": _WORDS,
         "write_roots": _WORDS,
-        "timeout_seconds": Number(above=0, maximum=86400),
+        "timeout_seconds": TIMEOUT_SECONDS,
         "binary_environment": _WORDS,
         "binary_credentials": Map(extra=Text()),
         "allowed_subcommands": Map(extra=_WORDS),
