@@ -36,6 +36,7 @@ from runtime.plan.binary import (
     option_values,
 )
 from runtime.provider import Decision
+from runtime.reading import kind, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
 
@@ -532,7 +533,7 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
         ) from None
     _check_owner_and_mode(user_file, st, variable)
     try:
-        text = user_file.read_text(encoding="utf-8")
+        text = read_file(user_file).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InvalidPolicy(
@@ -547,8 +548,11 @@ def _fix_hint(variable: str | None) -> str:
 
 
 def _check_owner_and_mode(path: Path, st: os.stat_result, variable: str | None) -> None:
-    if not stat.S_ISREG(st.st_mode):
-        raise InvalidPolicy(f"policy file {path} is not a regular file", hint=_fix_hint(variable))
+    what = kind(st.st_mode)
+    if what is not None:
+        raise InvalidPolicy(
+            f"policy file {path} is {what}, not a regular file", hint=_fix_hint(variable)
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         who = "anyone" if st.st_mode & stat.S_IWOTH else "its group"
         raise InvalidPolicy(
