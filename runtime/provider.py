@@ -42,6 +42,10 @@ from runtime.errors import PolicyRefusal as PolicyRefusal
 from runtime.errors import StepError as StepError
 from runtime.errors import Terminated as Terminated
 
+# a value a provider did not write (a file name) in its human-readable output, escaped as
+# all text output is: one line per value, nothing a terminal acts on
+from runtime.text import printable as printable
+
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]
 Access = Literal["read", "write"]

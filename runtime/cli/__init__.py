@@ -159,6 +159,7 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     from runtime.cli.render import err as write_err
     from runtime.errors import Terminated
     from runtime.redact import Redactor
+    from runtime.text import printable
 
     if isinstance(failure, Terminated):  # a signal: one line, whatever the output mode
         # but SIGPIPE: the reader went away (`| head`); like a program it ends, say nothing
@@ -171,8 +172,8 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     # of every command leaves the process.
     redact = Redactor()
 
-    def err(text: str) -> None:
-        write_err(redact.text(text))
+    def err(text: str, *, styled: bool = False) -> None:
+        write_err(redact.text(text), styled=styled)
 
     if as_json:
         emit_json(
@@ -192,13 +193,14 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     else:
         if failure.problems:
             for p in failure.problems:
-                err(problem_line(p, sys.stderr))
+                err(problem_line(p, sys.stderr), styled=True)
                 if p.hint:
                     err(f"  hint: {p.hint}")
-            if not any(problem_line(p).endswith(failure.message) for p in failure.problems):
+            if not any(p.message == failure.message for p in failure.problems):
                 err(f"error: {failure.message}")
         else:
-            err(f"{paint('error', 'red', sys.stderr)}: {failure.message}")
+            shown = printable(redact.text(failure.message), "\n\t")
+            err(f"{paint('error', 'red', sys.stderr)}: {shown}", styled=True)
             if failure.hint:
                 err(f"  hint: {failure.hint}")
     return int(failure.exit_code)

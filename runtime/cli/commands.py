@@ -156,7 +156,7 @@ def validate_cmd(
                     out(f"{p.file}:{p.line}:{p.column}: {p.severity}: {p.message}")
                 else:
                     for line in problem_block(p, lines):
-                        out(line)
+                        out(line, styled=True)
         for line in not_files:
             out(line)
         summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
@@ -304,7 +304,7 @@ def show_cmd(
             flag = " (optional)" if r["optional"] else ""
             out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
-        out(problem_line(p))
+        out(problem_line(p), styled=True)
 
 
 def _requirements(run: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,10 @@
-"""Text and JSON rendering. The CLI layer is the only place that prints."""
+"""Text and JSON rendering. The CLI layer is the only place that prints.
+
+Text output shows what runtime did not write itself escaped (:func:`runtime.text.printable`):
+:func:`out` and :func:`err` escape their line, but for a ``styled`` one, which holds
+runtime's own colour codes and whose caller escaped the rest. JSON output keeps the data
+exact.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from typing import Any, TextIO
 
 from runtime.cli.session import write
 from runtime.problems import Problem
+from runtime.text import json_text, printable
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
@@ -34,24 +41,26 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
-    write(stream or sys.stdout, text + "\n", flush=True)
+    write(stream or sys.stdout, json_text(text) + "\n", flush=True)
 
 
-def out(text: str = "") -> None:
-    write(sys.stdout, text + "\n")
+def out(text: str = "", *, styled: bool = False) -> None:
+    write(sys.stdout, (text if styled else printable(text, "\n\t")) + "\n")
 
 
-def err(text: str = "") -> None:
-    write(sys.stderr, text + "\n", flush=True)
+def err(text: str = "", *, styled: bool = False) -> None:
+    write(sys.stderr, (text if styled else printable(text, "\n\t")) + "\n", flush=True)
 
 
 def problem_line(p: Problem, stream: TextIO | None = None) -> str:
+    """``FILE:LINE:COL: severity: message``, escaped, the severity in colour (styled)."""
     severity = paint(p.severity, "red" if p.is_error else "yellow", stream)
-    return f"{p.file}:{p.line}:{p.column}: {severity}: {p.message}"
+    return f"{printable(p.file)}:{p.line}:{p.column}: {severity}: {printable(p.message)}"
 
 
 def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
-    """``FILE:LINE:COL: severity: message`` then the source line with a caret, then the hint."""
+    """``FILE:LINE:COL: severity: message`` then the source line with a caret, then the hint
+    (styled lines: see :func:`problem_line`)."""
     lines = [problem_line(p)]
     if source_lines is not None and 1 <= p.line <= len(source_lines):
         src = source_lines[p.line - 1].replace("\t", " ")
@@ -61,12 +70,14 @@ def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
             caret_col = p.column - start
         else:
             caret_col = p.column
+        # an escape is wider than the character it shows: the caret moves with it
+        caret_col = len(printable(src[: max(0, caret_col - 1)])) + 1
         gutter = str(p.line)
         pad = " " * len(gutter)
-        lines.append(f"  {gutter} | {src}")
+        lines.append(f"  {gutter} | {printable(src)}")
         lines.append(f"  {pad} | {' ' * max(0, caret_col - 1)}^")
     if p.hint:
-        lines.append(f"  hint: {p.hint}")
+        lines.append(f"  hint: {printable(p.hint)}")
     return lines
 
 
@@ -86,7 +97,7 @@ def github_annotation(p: Problem) -> str:
 
 
 def table(rows: Iterable[Sequence[str]], headers: Sequence[str] | None = None) -> list[str]:
-    data = [list(map(str, r)) for r in rows]
+    data = [[printable(str(cell)) for cell in r] for r in rows]
     if headers:
         data.insert(0, list(headers))
     if not data:

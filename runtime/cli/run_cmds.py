@@ -24,6 +24,7 @@ from runtime.cli.session import (
     write,
 )
 from runtime.errors import ExitCode
+from runtime.text import printable
 
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
@@ -53,7 +54,13 @@ def _short_args(args: list[str], limit: int = 80) -> str:
 
 
 class TextReporter:
-    """One line per step as it starts and ends, the step's own output beneath it."""
+    """One line per step as it starts and ends, the step's own output beneath it.
+
+    It writes to the streams itself (a step's output as it comes), so it escapes what it
+    shows itself (:func:`runtime.text.printable`): a step's output keeps its lines and
+    tabs, streamed from a program or not, on a terminal or not; the exact bytes are in the
+    JSON output.
+    """
 
     def __init__(self, redactor: Any) -> None:
         import threading
@@ -102,8 +109,8 @@ class TextReporter:
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
-        words = planned.label
-        return f"[{planned.index}/{total}] {words} {_short_args([self.redactor.text(a) for a in shown])}".rstrip()
+        args = _short_args([self.redactor.text(a) for a in shown])
+        return printable(f"[{planned.index}/{total}] {planned.label} {args}".rstrip())
 
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
@@ -125,7 +132,7 @@ class TextReporter:
             self._emit(sys.stdout, "\n")
             self.open_line = False
         self.streamed = True
-        self._emit(sys.stdout if stream == "stdout" else sys.stderr, text)
+        self._emit(sys.stdout if stream == "stdout" else sys.stderr, printable(text, "\n\t"))
         if text:
             self.ended_with_newline = text.endswith("\n")
 
@@ -149,14 +156,14 @@ class TextReporter:
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
-            text = self.redactor.text(outcome.output)
-            parts.extend(f"    {line}\n" for line in text.splitlines())
+            lines = self.redactor.text(outcome.output).splitlines()  # \r too: no overwriting
+            parts.extend(f"    {shown}\n" for shown in (printable(line, "\t") for line in lines))
         if outcome is not None and outcome.truncated:
             parts.append(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
         if result.error:
-            parts.append(f"    error: {self.redactor.text(result.error)}\n")
+            parts.append(f"    error: {printable(self.redactor.text(result.error))}\n")
         if result.hint:
-            parts.append(f"    hint: {self.redactor.text(result.hint)}\n")
+            parts.append(f"    hint: {printable(self.redactor.text(result.hint))}\n")
         self._emit(sys.stdout, "".join(parts))
 
     @staticmethod
