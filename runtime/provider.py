@@ -42,9 +42,11 @@ from runtime.errors import PolicyRefusal as PolicyRefusal
 from runtime.errors import StepError as StepError
 from runtime.errors import Terminated as Terminated
 
-# a value a provider did not write (a file name) in its human-readable output, escaped as
-# all text output is: one line per value, nothing a terminal acts on
+# a provider's human-readable output: a value it did not write (a file name) escaped as
+# all text output is, and tables made as the CLI makes its own
 from runtime.text import printable as printable
+from runtime.text import shorten as shorten
+from runtime.text import table as table
 
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]

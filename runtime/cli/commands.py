@@ -211,7 +211,7 @@ def list_cmd() -> None:
         [
             (
                 r["name"] + (" (shadowed)" if r["shadowed_by"] else ""),
-                (r["title"] or r["description"] or "")[:60],
+                r["title"] or r["description"] or "",
                 r["source"],
             )
             for r in rows

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.cli.session import write
 from runtime.problems import Problem
 from runtime.text import json_text, printable
+from runtime.text import table as text_table
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
@@ -96,17 +97,38 @@ def github_annotation(p: Problem) -> str:
     )
 
 
-def table(rows: Iterable[Sequence[str]], headers: Sequence[str] | None = None) -> list[str]:
-    data = [[printable(str(cell)) for cell in r] for r in rows]
-    if headers:
-        data.insert(0, list(headers))
-    if not data:
-        return []
-    widths = [
-        max(len(r[i]) if i < len(r) else 0 for r in data) for i in range(max(len(r) for r in data))
-    ]
-    lines = []
-    for row in data:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
+def terminal_width() -> int | None:
+    """``COLUMNS``, else the width of the terminal stdout is; None when it is not one (a
+    pipe, a file: lines are not wrapped for a reader that has no width)."""
+    import shutil
+
+    return shutil.get_terminal_size((0, 0)).columns or None
+
+
+def table(
+    rows: Iterable[Sequence[object]],
+    headers: Sequence[str] | None = None,
+    *,
+    indent: str = "",
+    right: Container[int] = (),
+) -> list[str]:
+    """:func:`runtime.text.table`, each line after ``indent``, wrapped to the terminal."""
+    width = terminal_width()
+    limit = None if width is None else width - len(indent)
+    return [indent + line for line in text_table(rows, headers, width=limit, right=right)]
+
+
+def out_wrapped(line: str, indent: str = "", hanging: str = "    ") -> None:
+    """A line of prose after ``indent`` on stdout, escaped and wrapped to the terminal
+    (continuation lines after ``hanging``); as it is when stdout is not a terminal."""
+    line = printable(line)
+    width = terminal_width()
+    if width is None or len(indent) + len(line) <= width:
+        out(indent + line)
+        return
+    import textwrap
+
+    for part in textwrap.wrap(
+        line, width, initial_indent=indent, subsequent_indent=hanging, break_on_hyphens=False
+    ):
+        out(part)

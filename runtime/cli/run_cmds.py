@@ -14,7 +14,7 @@ import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
-from runtime.cli.render import emit_json, err, out
+from runtime.cli.render import emit_json, err, out, out_wrapped
 from runtime.cli.session import (
     ensure_home,
     json_mode,
@@ -266,19 +266,18 @@ def render_preflight_text(report: Any, heading: str = "") -> None:
     for c in report.checks:
         req = c.requirement
         flag = "optional" if req.optional else "required"
-        rows.append(
-            (req.id[:48], req.type, req.origin, flag, c.resolution, c.readiness, c.reason[:100])
-        )
-    headers = ("REQUIREMENT", "TYPE", "ORIGIN", "", "RESOLVED", "READY", "REASON")
-    for line in table(rows, headers=headers):
-        out("  " + line)
+        rows.append((req.id, req.type, req.origin, flag, c.resolution, c.readiness, c.reason))
+    headers = ("REQUIREMENT", "TYPE", "ORIGIN", "NEED", "RESOLVED", "READY", "REASON")
+    for line in table(rows, headers=headers, indent="  "):
+        out(line)
     for c in report.checks:
         if c.fix and c.readiness != "True":
-            out(f"  fix {c.requirement.id}: {c.fix}")
+            out_wrapped(f"fix {c.requirement.id}: {c.fix}", "  ")
     for w in report.warnings:
-        out(f"  warning: {w}")
+        out_wrapped(f"warning: {w}", "  ")
     if report.cost_hints:
-        out("  cost hints: " + ", ".join(f"{k}={v}" for k, v in report.cost_hints.items()))
+        hints = ", ".join(f"{k}={v}" for k, v in report.cost_hints.items())
+        out_wrapped(f"cost hints: {hints}", "  ")
 
 
 def _plan_exit(plan: Any) -> int:
@@ -525,7 +524,7 @@ def preflight_cmd(
         render_preflight_text(report, heading=f"preflight of {cap.path}{mode}:")
         blocking = report.blocking()
         if blocking:
-            out(f"not ready: {', '.join(c.requirement.id for c in blocking)}")
+            out_wrapped(f"not ready: {', '.join(c.requirement.id for c in blocking)}")
         else:
             out("ready")
     raise typer.Exit(code)
