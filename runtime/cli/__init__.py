@@ -115,7 +115,7 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
-        session.write(sys.stdout, f"runtime {__version__}\n")
+        sys.stdout.write(f"runtime {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -164,7 +164,7 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     if isinstance(failure, Terminated):  # a signal: one line, whatever the output mode
         # but SIGPIPE: the reader went away (`| head`); like a program it ends, say nothing
         if failure.name != "SIGPIPE":
-            session.write(sys.stderr, f"{failure.message}\n")
+            sys.stderr.write(f"{failure.message}\n")
         return int(failure.exit_code)
 
     # A failure can quote what the user gave (an environment variable, an argument): a
@@ -213,7 +213,7 @@ def _is_usage_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
-    session.open_standard_streams()
+    session.guard_standard_streams()
     STATE.lost = None
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
@@ -231,7 +231,7 @@ def _with_lost_output(code: int) -> int:
     """The exit code once stdout is flushed: the command's own when it failed; else, if
     its output could not be written, 141 for a reader that went away (as SIGPIPE would
     end it) or :class:`~runtime.errors.OutputError`'s, said on stderr."""
-    session.flush_stdout()
+    sys.stdout.flush()
     lost = session.lost_output()
     if lost is None:
         return code
@@ -256,9 +256,6 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """
     from runtime.errors import Failure, InternalError, Interrupted, UsageError
 
-    if isinstance(exc, BrokenPipeError):  # stdout's reader went away while click wrote
-        session.lose(sys.stdout, exc)
-        return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     as_json = _argv_wants_json(args)

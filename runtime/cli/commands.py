@@ -11,7 +11,7 @@ import typer
 from runtime import __version__
 from runtime.cli.completion import capability_names
 from runtime.cli.render import emit_json, out, problem_block, problem_line, table
-from runtime.cli.session import ensure_home, json_mode, workspace, write
+from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
 
 capability_app = typer.Typer(
@@ -425,4 +425,4 @@ def spec_cmd(
     if json_mode():
         emit_json({"ok": True, "path": str(path), "text": text})
     else:
-        write(sys.stdout, text)
+        sys.stdout.write(text)

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Container, Iterable, Sequence
 from typing import Any, TextIO
 
-from runtime.cli.session import write
 from runtime.problems import Problem
 from runtime.text import json_text, printable
 from runtime.text import table as text_table
@@ -42,15 +41,17 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
-    write(stream or sys.stdout, json_text(text) + "\n", flush=True)
+    target = stream or sys.stdout
+    target.write(json_text(text) + "\n")
+    target.flush()
 
 
 def out(text: str = "", *, styled: bool = False) -> None:
-    write(sys.stdout, (text if styled else printable(text, "\n\t")) + "\n")
+    sys.stdout.write((text if styled else printable(text, "\n\t")) + "\n")
 
 
 def err(text: str = "", *, styled: bool = False) -> None:
-    write(sys.stderr, (text if styled else printable(text, "\n\t")) + "\n", flush=True)
+    sys.stderr.write((text if styled else printable(text, "\n\t")) + "\n")
 
 
 def problem_line(p: Problem, stream: TextIO | None = None) -> str:

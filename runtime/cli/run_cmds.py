@@ -15,14 +15,7 @@ import typer
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out, out_wrapped
-from runtime.cli.session import (
-    ensure_home,
-    json_mode,
-    lost_output,
-    reader_gone,
-    workspace,
-    write,
-)
+from runtime.cli.session import ensure_home, json_mode, lost_output, reader_gone, workspace
 from runtime.errors import ExitCode
 from runtime.text import printable
 
@@ -86,8 +79,9 @@ class TextReporter:
         with self.lock:
             if not self.open_line or self.ticker is None:
                 return
-            # the terminal may be gone: the main thread finds out when it writes
-            write(sys.stdout, f"\r{self.line} ... {time.monotonic() - started:.0f}s", flush=True)
+            # a terminal gone: stop ticking (the main thread ends the run when it writes)
+            sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+            sys.stdout.flush()
             if lost_output() is not None:
                 return
             self.ticker = threading.Timer(1.0, self._tick, (started,))
@@ -171,7 +165,8 @@ class TextReporter:
         """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
         the step's processes are stopped, the run is recorded, exit 141. Output lost
         otherwise (a full disk) does not stop the run: the exit code says it at the end."""
-        write(stream, text, flush=True)
+        stream.write(text)
+        stream.flush()
         if stream is sys.stdout and reader_gone():
             from runtime.provider import Terminated
 

@@ -49,8 +49,13 @@ def gone_reader() -> Iterator[int]:
     os.close(write_end)
 
 
-def test_a_closed_stdout_is_an_output_error_without_a_traceback(cli_proc) -> None:
-    result = cli_proc("--version", closed=(1,))
+@pytest.mark.parametrize(
+    "args", [("--version",), ("--help",), ("capability", "--help"), ("github", "--help")]
+)
+def test_a_closed_stdout_is_an_output_error_without_a_traceback(
+    cli_proc, args: tuple[str, ...]
+) -> None:
+    result = cli_proc(*args, closed=(1,))
     no_crash(result.stderr)
     assert result.code == 74, result.stderr
     assert "standard output" in result.stderr and "closed" in result.stderr, result.stderr
