@@ -18,7 +18,8 @@ failures to exit codes. The hierarchy (exit code, ``code``)::
     │   ├── MissingCredential         4  missing-credential  step status "missing-credential"
     │   ├── MissingCapability         5  missing-capability  step status "missing-capability"
     │   ├── StepError                 1  step-failed         step status "failed"
-    │   └── InternalError            70  internal-error      a bug in runtime
+    │   ├── InternalError            70  internal-error      a bug in runtime
+    │   └── OutputError              74  output-failed       stdout could not be written
     └── Terminated              128 + n  terminated          a terminating signal n
         └── Interrupted             130  interrupted         SIGINT (KeyboardInterrupt)
 
@@ -68,6 +69,11 @@ class ExitCode(IntEnum):
         70,
         "internal error in runtime itself (a bug; no traceback is printed, "
         "`RUNTIME_DEBUG=1` shows it)",
+    )
+    OUTPUT_FAILED = (
+        74,
+        "the output could not be written: stdout closed or full (what ran stays done; a "
+        "command that failed keeps its own code, and a reader that went away gives 141)",
     )
     INTERRUPTED = 130, "interrupted (SIGINT)"
     TERMINATED = (
@@ -180,6 +186,27 @@ class InternalError(RuntimeFailure):
 
     exit_code = ExitCode.INTERNAL_ERROR
     code = "internal-error"
+
+
+class OutputError(RuntimeFailure):
+    """stdout could not be written (closed, a full disk, an I/O error); said on stderr.
+
+    Only when the command itself succeeded: a failure keeps its own exit code. A pipe
+    whose reader went away is not this, but :class:`Terminated` by SIGPIPE (141).
+    """
+
+    exit_code = ExitCode.OUTPUT_FAILED
+    code = "output-failed"
+
+    @classmethod
+    def of(cls, exc: OSError) -> OutputError:
+        import errno
+
+        why = "it is closed" if exc.errno == errno.EBADF else (exc.strerror or str(exc))
+        return cls(
+            f"could not write to standard output: {why}; the output was lost",
+            hint="give runtime a writable stdout (> FILE; > /dev/null to discard the output)",
+        )
 
 
 class Terminated(Failure):

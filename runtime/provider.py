@@ -42,6 +42,12 @@ from runtime.errors import PolicyRefusal as PolicyRefusal
 from runtime.errors import StepError as StepError
 from runtime.errors import Terminated as Terminated
 
+# a provider's human-readable output: a value it did not write (a file name) escaped as
+# all text output is, and tables made as the CLI makes its own
+from runtime.text import printable as printable
+from runtime.text import shorten as shorten
+from runtime.text import table as table
+
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]
 Access = Literal["read", "write"]

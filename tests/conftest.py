@@ -108,18 +108,30 @@ def cli_proc(work: Path, env: dict[str, str]) -> Callable[..., Result]:
         extra_env: dict[str, str] | None = None,
         timeout: float = 60,
         input: str | None = None,
+        stdout: Any = subprocess.PIPE,
+        stderr: Any = subprocess.PIPE,
+        closed: tuple[int, ...] = (),
     ) -> Result:
+        """``stdout``, ``stderr``: where they go (a file, a descriptor; else captured);
+        ``closed``: standard descriptors the child starts with closed (``>&-``, ``<&-``)."""
+
+        def close() -> None:
+            for fd in closed:
+                os.close(fd)
+
         proc = subprocess.run(
             [str(RUNTIME_BIN), *args],
             cwd=cwd or work,
             env={**env, **(extra_env or {})},
-            capture_output=True,
+            stdout=stdout,
+            stderr=stderr,
             text=True,
             timeout=timeout,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
+            preexec_fn=close if closed else None,
         )
-        return Result(proc.returncode, proc.stdout, proc.stderr)
+        return Result(proc.returncode, proc.stdout or "", proc.stderr or "")
 
     return run
 

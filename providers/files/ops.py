@@ -64,6 +64,7 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
+    table,
 )
 
 MAX_READ_BYTES = 16 * 1024 * 1024
@@ -667,12 +668,8 @@ def _scan(fd: int) -> list[dict[str, Any]]:
 def _table(path: str, entries: list[dict[str, Any]]) -> str:
     if not entries:
         return f"{path} is empty"
-    rows = [(e["type"], "-" if e["size"] is None else str(e["size"]), e["name"]) for e in entries]
-    type_width = max(len("TYPE"), *(len(r[0]) for r in rows))
-    size_width = max(len("SIZE"), *(len(r[1]) for r in rows))
-    lines = [f"{'TYPE':<{type_width}}  {'SIZE':>{size_width}}  NAME"]
-    lines += [f"{t:<{type_width}}  {s:>{size_width}}  {n}" for t, s, n in rows]
-    return "\n".join(lines)
+    rows = [(e["type"], "-" if e["size"] is None else e["size"], e["name"]) for e in entries]
+    return "\n".join(table(rows, ("TYPE", "SIZE", "NAME"), right=(1,)))
 
 
 def make_folder(confined: Confined, call: BoundCall) -> StepOutcome:

@@ -28,6 +28,8 @@ from runtime.provider import (
     StepError,
     StepOutcome,
     context_defaults,
+    shorten,
+    table,
 )
 
 # Routes `preflight --live` reads (besides GET /user): does the host answer at all.
@@ -162,12 +164,12 @@ def route(operation: Operation, method: str, values: dict[str, str]) -> str:
 def _table(
     items: list[dict[str, Any]], columns: list[tuple[str, Callable[[dict[str, Any]], Any]]]
 ) -> str:
-    rows = [[h for h, _ in columns]] + [
-        [("" if f(i) is None else str(f(i))).replace("\n", " ")[:70] for _, f in columns]
+    # a list's cells are kept short, the cut shown (the JSON output has the whole values)
+    rows = [
+        [shorten(" ".join(("" if f(i) is None else str(f(i))).split()), 70) for _, f in columns]
         for i in items
     ]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(columns))]
-    lines = ["  ".join(cell.ljust(widths[c]) for c, cell in enumerate(r)).rstrip() for r in rows]
+    lines = table(rows, [h for h, _ in columns])
     lines.append(f"({len(items)} item{'s' if len(items) != 1 else ''})")
     return "\n".join(lines)
 

@@ -8,7 +8,6 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,8 @@ import typer
 from typer.core import TyperGroup
 
 from runtime import __version__
-from runtime.cli.session import STATE, silence_stdout
+from runtime.cli import session
+from runtime.cli.session import STATE
 from runtime.cli.session import ensure_home as ensure_home
 from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
@@ -159,11 +159,11 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     from runtime.cli.render import err as write_err
     from runtime.errors import Terminated
     from runtime.redact import Redactor
+    from runtime.text import printable
 
     if isinstance(failure, Terminated):  # a signal: one line, whatever the output mode
-        if failure.name == "SIGPIPE":  # nobody reads stdout any more: nothing more goes there
-            silence_stdout()
-        with contextlib.suppress(OSError):
+        # but SIGPIPE: the reader went away (`| head`); like a program it ends, say nothing
+        if failure.name != "SIGPIPE":
             sys.stderr.write(f"{failure.message}\n")
         return int(failure.exit_code)
 
@@ -172,8 +172,8 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     # of every command leaves the process.
     redact = Redactor()
 
-    def err(text: str) -> None:
-        write_err(redact.text(text))
+    def err(text: str, *, styled: bool = False) -> None:
+        write_err(redact.text(text), styled=styled)
 
     if as_json:
         emit_json(
@@ -193,13 +193,14 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     else:
         if failure.problems:
             for p in failure.problems:
-                err(problem_line(p, sys.stderr))
+                err(problem_line(p, sys.stderr), styled=True)
                 if p.hint:
                     err(f"  hint: {p.hint}")
-            if not any(problem_line(p).endswith(failure.message) for p in failure.problems):
+            if not any(p.message == failure.message for p in failure.problems):
                 err(f"error: {failure.message}")
         else:
-            err(f"{paint('error', 'red', sys.stderr)}: {failure.message}")
+            shown = printable(redact.text(failure.message), "\n\t")
+            err(f"{paint('error', 'red', sys.stderr)}: {shown}", styled=True)
             if failure.hint:
                 err(f"  hint: {failure.hint}")
     return int(failure.exit_code)
@@ -212,6 +213,8 @@ def _is_usage_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
+    session.guard_standard_streams()
+    STATE.lost = None
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:
@@ -221,11 +224,25 @@ def main(argv: list[str] | None = None) -> None:
         code = int(exc.exit_code)
     except BaseException as exc:  # every failure gets its exit code here
         code = _exit_code_for(exc, args)
-    try:
-        sys.stdout.flush()
-    except OSError:  # nobody reads stdout any more; the exit code still tells the outcome
-        silence_stdout()
-    raise SystemExit(code)
+    raise SystemExit(_with_lost_output(code))
+
+
+def _with_lost_output(code: int) -> int:
+    """The exit code once stdout is flushed: the command's own when it failed; else, if
+    its output could not be written, 141 for a reader that went away (as SIGPIPE would
+    end it) or :class:`~runtime.errors.OutputError`'s, said on stderr."""
+    sys.stdout.flush()
+    lost = session.lost_output()
+    if lost is None:
+        return code
+    import signal
+
+    from runtime.errors import OutputError, Terminated
+
+    if session.reader_gone():
+        return code or int(Terminated(signal.SIGPIPE).exit_code)
+    failed = _report_failure(OutputError.of(lost), as_json=False)  # stdout is gone: stderr
+    return code or failed
 
 
 def _exit_code_for(exc: BaseException, args: list[str]) -> int:
@@ -239,9 +256,6 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """
     from runtime.errors import Failure, InternalError, Interrupted, UsageError
 
-    if isinstance(exc, BrokenPipeError):
-        silence_stdout()
-        return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     as_json = _argv_wants_json(args)

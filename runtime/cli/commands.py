@@ -97,8 +97,15 @@ def validate_cmd(
     found = resolve_many(targets, ws.sources, ws.cwd)
     results: list[Any] = []  # the runs, walked to validate
     skipped: list[str] = []
+    not_files: list[str] = []  # found in a folder, but not regular files: why, each
     for target in found:
         result = walk(Run(ws, Mode.INSPECT, name=target.display, target=target), until=validated)
+        odd = next((p for p in result.problems if p.code == "not-a-file"), None)
+        if odd is not None and not target.explicit:
+            skipped.append(target.display)
+            reason = odd.message.removeprefix("cannot read the file: it is ")
+            not_files.append(f"{target.display} skipped: {reason}")
+            continue
         if (
             (only_capabilities or not target.explicit)
             and not result.has_runtime_block
@@ -149,10 +156,13 @@ def validate_cmd(
                     out(f"{p.file}:{p.line}:{p.column}: {p.severity}: {p.message}")
                 else:
                     for line in problem_block(p, lines):
-                        out(line)
+                        out(line, styled=True)
+        for line in not_files:
+            out(line)
         summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
-        if skipped:
-            summary += f"; {len(skipped)} Markdown file{'s' if len(skipped) != 1 else ''} without a runtime block skipped"
+        without_block = len(skipped) - len(not_files)
+        if without_block:
+            summary += f"; {without_block} Markdown file{'s' if without_block != 1 else ''} without a runtime block skipped"
         out(summary)
     if not ok:
         raise typer.Exit(int(ExitCode.INVALID))
@@ -201,7 +211,7 @@ def list_cmd() -> None:
         [
             (
                 r["name"] + (" (shadowed)" if r["shadowed_by"] else ""),
-                (r["title"] or r["description"] or "")[:60],
+                r["title"] or r["description"] or "",
                 r["source"],
             )
             for r in rows
@@ -294,7 +304,7 @@ def show_cmd(
             flag = " (optional)" if r["optional"] else ""
             out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
-        out(problem_line(p))
+        out(problem_line(p), styled=True)
 
 
 def _requirements(run: Any) -> list[dict[str, Any]]:

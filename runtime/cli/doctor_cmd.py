@@ -11,6 +11,7 @@ import typer
 
 from runtime.cli.render import emit_json, out, paint
 from runtime.cli.session import json_mode, workspace
+from runtime.text import printable
 
 doctor_app = typer.Typer(rich_markup_mode=None)
 
@@ -236,9 +237,8 @@ def doctor_cmd() -> None:
     else:
         colours = {"ok": "green", "warning": "yellow", "error": "red"}
         for c in checks:
-            out(
-                f"{paint(c['status'].upper().ljust(7), colours[c['status']])} {c['check']}: {c['detail']}"
-            )
+            status = paint(c["status"].upper().ljust(7), colours[c["status"]])
+            out(f"{status} {printable(c['check'])}: {printable(c['detail'])}", styled=True)
             if c["fix"] and c["status"] != "ok":
                 out(f"        fix: {c['fix']}")
         out("healthy" if not errors else f"{len(errors)} problem(s) to fix")

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from runtime.cli.render import emit_json, out, table
+from runtime.cli.render import emit_json, out, out_wrapped, table
 from runtime.provider import Operation, Option, Positional, value_form
 
 
@@ -69,13 +69,14 @@ def arguments_json(operation: Operation) -> list[dict[str, Any]]:
     ]
 
 
-def operations_table(provider: Any) -> list[str]:
+def operations_table(provider: Any, indent: str = "") -> list[str]:
     return table(
         [
             (op.form(), op.transport, "/".join(op.possible_effects()), op.summary)
             for op in provider.operations
         ],
         headers=("OPERATION", "TRANSPORT", "EFFECT", "SUMMARY"),
+        indent=indent,
     )
 
 
@@ -105,13 +106,13 @@ def print_provider_help(provider: Any) -> None:
             }
         )
         return
-    out(f"runtime {provider.name}: {provider.summary}")
+    out_wrapped(f"runtime {provider.name}: {provider.summary}", hanging="  ")
     out()
     out(f"Usage: runtime {provider.name} OPERATION [ARGS...]")
     out("       In a capability: provider: " + provider.name + ", args: [OPERATION words, ARGS...]")
     out()
-    for line in operations_table(provider):
-        out("  " + line)
+    for line in operations_table(provider, indent="  "):
+        out(line)
     described = [
         (f"{op.name} {p.form()}", describe_positional(p))
         for op in provider.operations
@@ -120,28 +121,28 @@ def print_provider_help(provider: Any) -> None:
     if any(text for _, text in described):
         out()
         out("Arguments:")
-        for line in table([(f"{what}:", text) for what, text in described if text]):
-            out("  " + line)
+        arguments = [(f"{what}:", text) for what, text in described if text]
+        for line in table(arguments, indent="  "):
+            out(line)
     with_options = [op for op in provider.operations if op.options]
     if with_options:
         out()
         out("Options (key=value, after the positional arguments):")
         for op in with_options:
-            out(f"  {op.name}: {', '.join(describe_option(o) for o in op.options)}")
+            out_wrapped(f"{op.name}: {', '.join(describe_option(o) for o in op.options)}", "  ")
     if any(op.options is None for op in provider.operations):
-        out(
-            "  "
-            + ", ".join(op.name for op in provider.operations if op.options is None)
-            + ": any key=value"
-        )
+        names = ", ".join(op.name for op in provider.operations if op.options is None)
+        out_wrapped(f"{names}: any key=value", "  ")
     out()
     out("Examples:")
     for op in provider.operations:
         if op.example:
             out(f"  {op.example}")
     out()
-    out(
-        "The transport column is information: the provider chooses it, a capability never names it."
+    out_wrapped(
+        "The transport column is information: the provider chooses it, a capability never "
+        "names it.",
+        hanging="",
     )
 
 

@@ -1,13 +1,21 @@
-"""Text and JSON rendering. The CLI layer is the only place that prints."""
+"""Text and JSON rendering. The CLI layer is the only place that prints.
+
+Text output shows what runtime did not write itself escaped (:func:`runtime.text.printable`):
+:func:`out` and :func:`err` escape their line, but for a ``styled`` one, which holds
+runtime's own colour codes and whose caller escaped the rest. JSON output keeps the data
+exact.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.problems import Problem
+from runtime.text import json_text, printable
+from runtime.text import table as text_table
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
@@ -32,26 +40,29 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
-    out = stream or sys.stdout
-    out.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
-    out.flush()
+    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+    target = stream or sys.stdout
+    target.write(json_text(text) + "\n")
+    target.flush()
 
 
-def out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+def out(text: str = "", *, styled: bool = False) -> None:
+    sys.stdout.write((text if styled else printable(text, "\n\t")) + "\n")
 
 
-def err(text: str = "") -> None:
-    sys.stderr.write(text + "\n")
+def err(text: str = "", *, styled: bool = False) -> None:
+    sys.stderr.write((text if styled else printable(text, "\n\t")) + "\n")
 
 
 def problem_line(p: Problem, stream: TextIO | None = None) -> str:
+    """``FILE:LINE:COL: severity: message``, escaped, the severity in colour (styled)."""
     severity = paint(p.severity, "red" if p.is_error else "yellow", stream)
-    return f"{p.file}:{p.line}:{p.column}: {severity}: {p.message}"
+    return f"{printable(p.file)}:{p.line}:{p.column}: {severity}: {printable(p.message)}"
 
 
 def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
-    """``FILE:LINE:COL: severity: message`` then the source line with a caret, then the hint."""
+    """``FILE:LINE:COL: severity: message`` then the source line with a caret, then the hint
+    (styled lines: see :func:`problem_line`)."""
     lines = [problem_line(p)]
     if source_lines is not None and 1 <= p.line <= len(source_lines):
         src = source_lines[p.line - 1].replace("\t", " ")
@@ -61,12 +72,14 @@ def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
             caret_col = p.column - start
         else:
             caret_col = p.column
+        # an escape is wider than the character it shows: the caret moves with it
+        caret_col = len(printable(src[: max(0, caret_col - 1)])) + 1
         gutter = str(p.line)
         pad = " " * len(gutter)
-        lines.append(f"  {gutter} | {src}")
+        lines.append(f"  {gutter} | {printable(src)}")
         lines.append(f"  {pad} | {' ' * max(0, caret_col - 1)}^")
     if p.hint:
-        lines.append(f"  hint: {p.hint}")
+        lines.append(f"  hint: {printable(p.hint)}")
     return lines
 
 
@@ -85,17 +98,38 @@ def github_annotation(p: Problem) -> str:
     )
 
 
-def table(rows: Iterable[Sequence[str]], headers: Sequence[str] | None = None) -> list[str]:
-    data = [list(map(str, r)) for r in rows]
-    if headers:
-        data.insert(0, list(headers))
-    if not data:
-        return []
-    widths = [
-        max(len(r[i]) if i < len(r) else 0 for r in data) for i in range(max(len(r) for r in data))
-    ]
-    lines = []
-    for row in data:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
+def terminal_width() -> int | None:
+    """``COLUMNS``, else the width of the terminal stdout is; None when it is not one (a
+    pipe, a file: lines are not wrapped for a reader that has no width)."""
+    import shutil
+
+    return shutil.get_terminal_size((0, 0)).columns or None
+
+
+def table(
+    rows: Iterable[Sequence[object]],
+    headers: Sequence[str] | None = None,
+    *,
+    indent: str = "",
+    right: Container[int] = (),
+) -> list[str]:
+    """:func:`runtime.text.table`, each line after ``indent``, wrapped to the terminal."""
+    width = terminal_width()
+    limit = None if width is None else width - len(indent)
+    return [indent + line for line in text_table(rows, headers, width=limit, right=right)]
+
+
+def out_wrapped(line: str, indent: str = "", hanging: str = "    ") -> None:
+    """A line of prose after ``indent`` on stdout, escaped and wrapped to the terminal
+    (continuation lines after ``hanging``); as it is when stdout is not a terminal."""
+    line = printable(line)
+    width = terminal_width()
+    if width is None or len(indent) + len(line) <= width:
+        out(indent + line)
+        return
+    import textwrap
+
+    for part in textwrap.wrap(
+        line, width, initial_indent=indent, subsequent_indent=hanging, break_on_hyphens=False
+    ):
+        out(part)

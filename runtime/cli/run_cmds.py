@@ -14,13 +14,31 @@ import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
-from runtime.cli.render import emit_json, err, out
-from runtime.cli.session import ensure_home, json_mode, workspace
+from runtime.cli.render import emit_json, err, out, out_wrapped
+from runtime.cli.session import ensure_home, json_mode, lost_output, reader_gone, workspace
 from runtime.errors import ExitCode
+from runtime.text import printable
 
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
 )
+
+
+def _timeout(value: str | None) -> float | None:
+    """``--timeout``, checked as the policy file's ``timeout_seconds`` is."""
+    if value is None:
+        return None
+    from runtime.errors import UsageError
+    from runtime.plan.policy import TIMEOUT_SECONDS
+
+    seconds = TIMEOUT_SECONDS.number(value)
+    if seconds is None:
+        raise UsageError(
+            f"--timeout must be {TIMEOUT_SECONDS.takes()} (seconds), not {value!r}",
+            hint="give the per-step limit in seconds, e.g. --timeout 60; without it, the "
+            "policy's timeout_seconds applies",
+        )
+    return seconds
 
 
 def _short_args(args: list[str], limit: int = 80) -> str:
@@ -29,7 +47,13 @@ def _short_args(args: list[str], limit: int = 80) -> str:
 
 
 class TextReporter:
-    """One line per step as it starts and ends, the step's own output beneath it."""
+    """One line per step as it starts and ends, the step's own output beneath it.
+
+    It writes to the streams itself (a step's output as it comes), so it escapes what it
+    shows itself (:func:`runtime.text.printable`): a step's output keeps its lines and
+    tabs, streamed from a program or not, on a terminal or not; the exact bytes are in the
+    JSON output.
+    """
 
     def __init__(self, redactor: Any) -> None:
         import threading
@@ -55,10 +79,10 @@ class TextReporter:
         with self.lock:
             if not self.open_line or self.ticker is None:
                 return
-            try:
-                sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
-                sys.stdout.flush()
-            except OSError:  # the terminal went away: the main thread finds out when it writes
+            # a terminal gone: stop ticking (the main thread ends the run when it writes)
+            sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+            sys.stdout.flush()
+            if lost_output() is not None:
                 return
             self.ticker = threading.Timer(1.0, self._tick, (started,))
             self.ticker.daemon = True
@@ -79,8 +103,8 @@ class TextReporter:
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
-        words = planned.label
-        return f"[{planned.index}/{total}] {words} {_short_args([self.redactor.text(a) for a in shown])}".rstrip()
+        args = _short_args([self.redactor.text(a) for a in shown])
+        return printable(f"[{planned.index}/{total}] {planned.label} {args}".rstrip())
 
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
@@ -102,7 +126,7 @@ class TextReporter:
             self._emit(sys.stdout, "\n")
             self.open_line = False
         self.streamed = True
-        self._emit(sys.stdout if stream == "stdout" else sys.stderr, text)
+        self._emit(sys.stdout if stream == "stdout" else sys.stderr, printable(text, "\n\t"))
         if text:
             self.ended_with_newline = text.endswith("\n")
 
@@ -126,27 +150,27 @@ class TextReporter:
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
-            text = self.redactor.text(outcome.output)
-            parts.extend(f"    {line}\n" for line in text.splitlines())
+            lines = self.redactor.text(outcome.output).splitlines()  # \r too: no overwriting
+            parts.extend(f"    {shown}\n" for shown in (printable(line, "\t") for line in lines))
         if outcome is not None and outcome.truncated:
             parts.append(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
         if result.error:
-            parts.append(f"    error: {self.redactor.text(result.error)}\n")
+            parts.append(f"    error: {printable(self.redactor.text(result.error))}\n")
         if result.hint:
-            parts.append(f"    hint: {self.redactor.text(result.hint)}\n")
+            parts.append(f"    hint: {printable(self.redactor.text(result.hint))}\n")
         self._emit(sys.stdout, "".join(parts))
 
     @staticmethod
     def _emit(stream: Any, text: str) -> None:
         """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
-        the step's processes are stopped, the run is recorded, exit 141."""
-        try:
-            stream.write(text)
-            stream.flush()
-        except BrokenPipeError:
+        the step's processes are stopped, the run is recorded, exit 141. Output lost
+        otherwise (a full disk) does not stop the run: the exit code says it at the end."""
+        stream.write(text)
+        stream.flush()
+        if stream is sys.stdout and reader_gone():
             from runtime.provider import Terminated
 
-            raise Terminated(signal.SIGPIPE) from None
+            raise Terminated(signal.SIGPIPE)
 
 
 class QuietReporter:
@@ -237,19 +261,18 @@ def render_preflight_text(report: Any, heading: str = "") -> None:
     for c in report.checks:
         req = c.requirement
         flag = "optional" if req.optional else "required"
-        rows.append(
-            (req.id[:48], req.type, req.origin, flag, c.resolution, c.readiness, c.reason[:100])
-        )
-    headers = ("REQUIREMENT", "TYPE", "ORIGIN", "", "RESOLVED", "READY", "REASON")
-    for line in table(rows, headers=headers):
-        out("  " + line)
+        rows.append((req.id, req.type, req.origin, flag, c.resolution, c.readiness, c.reason))
+    headers = ("REQUIREMENT", "TYPE", "ORIGIN", "NEED", "RESOLVED", "READY", "REASON")
+    for line in table(rows, headers=headers, indent="  "):
+        out(line)
     for c in report.checks:
         if c.fix and c.readiness != "True":
-            out(f"  fix {c.requirement.id}: {c.fix}")
+            out_wrapped(f"fix {c.requirement.id}: {c.fix}", "  ")
     for w in report.warnings:
-        out(f"  warning: {w}")
+        out_wrapped(f"warning: {w}", "  ")
     if report.cost_hints:
-        out("  cost hints: " + ", ".join(f"{k}={v}" for k, v in report.cost_hints.items()))
+        hints = ", ".join(f"{k}={v}" for k, v in report.cost_hints.items())
+        out_wrapped(f"cost hints: {hints}", "  ")
 
 
 def _plan_exit(plan: Any) -> int:
@@ -303,13 +326,7 @@ def execute_run(run: Any) -> int:
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
-    try:
-        _render_run(run, result)
-    except BrokenPipeError:
-        # the run is over and recorded; whoever read stdout went away: its own exit code wins
-        from runtime.cli.session import silence_stdout
-
-        silence_stdout()
+    _render_run(run, result)
     return int(result.exit_code)
 
 
@@ -368,8 +385,11 @@ def execute_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the plan and policy decisions; run nothing."
     ),
-    timeout: float = typer.Option(
-        None, "--timeout", help="Per-step time limit in seconds (default: policy)."
+    timeout: str = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Per-step time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Refuse to run when a requirement's readiness is Unknown."
@@ -378,13 +398,14 @@ def execute_cmd(
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
 
+    seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
     values = _parse_inputs(inputs)
     if dry_run:
         run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
-    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=timeout, strict=strict)
+    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=seconds, strict=strict)
     raise typer.Exit(execute_run(run))
 
 
@@ -422,16 +443,20 @@ def _command_group() -> None:
 def command_run_cmd(
     ctx: typer.Context,
     binary: str = typer.Argument(..., help="An allow-listed binary name."),
-    timeout: float = typer.Option(
-        None, "--timeout", help="Time limit in seconds (default: policy)."
+    timeout: str = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
 ) -> None:
     """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
     from runtime.pipeline import command_run
 
+    seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
-    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=timeout)))
+    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=seconds)))
 
 
 def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
@@ -494,7 +519,7 @@ def preflight_cmd(
         render_preflight_text(report, heading=f"preflight of {cap.path}{mode}:")
         blocking = report.blocking()
         if blocking:
-            out(f"not ready: {', '.join(c.requirement.id for c in blocking)}")
+            out_wrapped(f"not ready: {', '.join(c.requirement.id for c in blocking)}")
         else:
             out("ready")
     raise typer.Exit(code)

@@ -8,6 +8,7 @@ the package that imports them.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 
 class _State:
     output: str = "text"
+    lost: OSError | None = None  # why stdout could not be written (see _Guard)
 
 
 STATE = _State()
@@ -49,9 +51,85 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
         ) from None
 
 
-def silence_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+def guard_standard_streams() -> None:
+    """Make the standard streams safe for whatever their descriptors turn out to be.
+
+    A descriptor closed at start (``>&-``, ``<&-``) gets /dev/null, as git does
+    (``sanitize_stdfds``): otherwise the next file runtime opens (the audit log) takes
+    descriptor 1 or 2, and what is written there, or inherited by a program a step
+    starts, lands in it. It is opened read-only: stdin reads as empty, and a write to
+    stdout or stderr fails as it would on the closed descriptor.
+
+    Then ``sys.stdout`` and ``sys.stderr`` write through :class:`_Guard`: a write that
+    fails (closed, full, the reader gone) is lost, not raised, wherever it happens (our
+    output, click's help), and a lost stdout is remembered for the exit code
+    (:func:`lost_output`). Streams already replaced (a test's capture) are left alone.
+    """
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDONLY)  # the lowest free descriptor: fd
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+        current = getattr(sys, name)
+        if fd == 0:
+            if current is None:
+                sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        elif current is None or current is getattr(sys, f"__{name}__"):
+            if current is not None:
+                with contextlib.suppress(OSError):
+                    current.flush()
+            setattr(sys, name, _guarded(fd, current))
+
+
+class _Guard(io.RawIOBase):
+    """Descriptor 1 or 2, written as is; after a failed write, every write is dropped."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+        self.failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)
+
+    def write(self, data: Any) -> int:
+        if not self.failed:
+            try:
+                return os.write(self.fd, data)
+            except BlockingIOError:
+                raise
+            except OSError as exc:
+                self.failed = True
+                if self.fd == 1 and STATE.lost is None:
+                    STATE.lost = exc
+        return len(data)
+
+
+def _guarded(fd: int, current: Any) -> io.TextIOWrapper:
+    """``current`` (Python's stream for ``fd``, or None if it was closed) over a guard."""
+    return io.TextIOWrapper(
+        io.BufferedWriter(_Guard(fd)),
+        encoding=getattr(current, "encoding", None),
+        errors=getattr(current, "errors", None) or ("backslashreplace" if fd == 2 else None),
+        line_buffering=getattr(current, "line_buffering", fd == 2),
+        write_through=getattr(current, "write_through", False),
+    )
+
+
+def lost_output() -> OSError | None:
+    """Why stdout could not be written, if it could not (the first error)."""
+    return STATE.lost
+
+
+def reader_gone() -> bool:
+    """stdout was a pipe whose reader went away (EPIPE: what SIGPIPE would end us for)."""
+    return isinstance(STATE.lost, BrokenPipeError)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from runtime.errors import NotFound
+from runtime.reading import kind
 
 
 class Target(NamedTuple):
@@ -74,6 +75,12 @@ def resolve_one(arg: str, sources: list[Path], cwd: Path) -> Target:
                 f"{arg} is a folder; name one capability file",
                 hint="use `runtime capability validate DIR` for folders",
             )
+        what = kind(path.stat().st_mode)  # a stat: never waits, unlike opening a FIFO
+        if what is not None:
+            raise NotFound(
+                f"{arg} is {what}, not a regular file",
+                hint="name a capability's Markdown file",
+            )
         return Target(path, _display(path, cwd), True)
     found = resolve_name(arg, sources)
     if found is None:
@@ -105,6 +112,8 @@ def list_sources(sources: list[Path]) -> Listing:
         if not source.is_dir():
             continue
         for path in markdown_files(source):
+            if not path.is_file():  # a named pipe, a socket: never opened (a FIFO would wait)
+                continue
             name = path.relative_to(source).with_suffix("").as_posix()
             entry = Entry(name, path, source)
             if name in first:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from runtime.document.fences import FencedBlock, find_fenced_blocks
 from runtime.problems import Problem
+from runtime.reading import NotRegularFile, read_file
 
 MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md
 # YAML is parsed by a pure-Python parser (about 18 ms per KiB): the parts of a file that
@@ -67,9 +68,7 @@ class Document:
 
 
 def read_capability_bytes(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_BYTES + 1)
-    return data
+    return read_file(path, MAX_BYTES + 1)
 
 
 def load_document(path: Path, display: str | None = None, data: bytes | None = None) -> Document:
@@ -80,7 +79,8 @@ def load_document(path: Path, display: str | None = None, data: bytes | None = N
             data = read_capability_bytes(path)
         except OSError as exc:
             doc = Document(label, "", "")
-            doc.error(1, 1, "unreadable", f"cannot read the file: {exc.strerror or exc}")
+            code = "not-a-file" if isinstance(exc, NotRegularFile) else "unreadable"
+            doc.error(1, 1, code, f"cannot read the file: {exc.strerror or exc}")
             return doc
     return parse_document(data, label)
 

@@ -592,16 +592,22 @@ class Number(_Scalar):
             return f"a number of at most {self.maximum:g}"
         return "a number"
 
-    def value(self, node: Node, scope: Scope) -> Any:
+    def number(self, text: str) -> float | None:
+        """``text`` as a number this shape takes, else None (nan and inf are out of any
+        bounds; the comparisons are written so that nan fails them)."""
         try:
-            number = float(node.text)
+            number = float(text)
         except ValueError:
-            return self.refuse(node, scope)
+            return None
         if (self.above is not None and not number > self.above) or (
             self.maximum is not None and not number <= self.maximum
         ):
-            return self.refuse(node, scope)
+            return None
         return number
+
+    def value(self, node: Node, scope: Scope) -> Any:
+        number = self.number(node.text)
+        return self.refuse(node, scope) if number is None else number
 
 
 class List(Shape):

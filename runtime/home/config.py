@@ -12,6 +12,7 @@ from runtime.errors import InvalidPolicy
 from runtime.home.layout import Home
 from runtime.home.registry import Registry
 from runtime.provider import SettingKind
+from runtime.reading import read_file
 
 CORE_FIELDS = {"capability_sources": List(Text())}
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
@@ -59,7 +60,7 @@ def load_config(home: Home, registry: Registry) -> Config:
     if not path.exists():
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidPolicy(f"cannot read {path}: {exc}", code="invalid-config") from None
     data, problems = load(text, str(path), config_schema(registry), "invalid-config")

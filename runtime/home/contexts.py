@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
 from runtime.provider import SettingKind
+from runtime.reading import read_file
 
 if TYPE_CHECKING:
     from runtime.document.schema import Map
@@ -76,7 +77,7 @@ class ContextStore:
 
     def _load(self) -> dict[str, Any]:
         try:
-            raw = self.path.read_bytes()
+            raw = read_file(self.path)
         except FileNotFoundError:
             return {"active": None, "contexts": {}}
         except OSError as exc:

@@ -36,6 +36,7 @@ from runtime.plan.binary import (
     option_values,
 )
 from runtime.provider import Decision
+from runtime.reading import kind, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
 
@@ -369,6 +370,8 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
 
 
 _WORDS = List(Text())
+# a step's time limit, in seconds: the policy file's timeout_seconds and --timeout
+TIMEOUT_SECONDS = Number(above=0, maximum=86400)
 
 # The policy file's schema (runtime.document.schema): closed, every problem at its position.
 POLICY_SCHEMA = Map(
@@ -383,7 +386,7 @@ POLICY_SCHEMA = Map(
         "allowed_destructive": _WORDS,
         "read_roots": _WORDS,
         "write_roots": _WORDS,
-        "timeout_seconds": Number(above=0, maximum=86400),
+        "timeout_seconds": TIMEOUT_SECONDS,
         "binary_environment": _WORDS,
         "binary_credentials": Map(extra=Text()),
         "allowed_subcommands": Map(extra=_WORDS),
@@ -530,7 +533,7 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
         ) from None
     _check_owner_and_mode(user_file, st, variable)
     try:
-        text = user_file.read_text(encoding="utf-8")
+        text = read_file(user_file).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InvalidPolicy(
@@ -545,8 +548,11 @@ def _fix_hint(variable: str | None) -> str:
 
 
 def _check_owner_and_mode(path: Path, st: os.stat_result, variable: str | None) -> None:
-    if not stat.S_ISREG(st.st_mode):
-        raise InvalidPolicy(f"policy file {path} is not a regular file", hint=_fix_hint(variable))
+    what = kind(st.st_mode)
+    if what is not None:
+        raise InvalidPolicy(
+            f"policy file {path} is {what}, not a regular file", hint=_fix_hint(variable)
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         who = "anyone" if st.st_mode & stat.S_IWOTH else "its group"
         raise InvalidPolicy(

@@ -8,6 +8,7 @@ from pathlib import Path
 from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability
 from runtime.errors import UsageError
+from runtime.reading import read_file
 
 MAX_INPUT_FILE = 1024 * 1024
 # What substitution may make of a capability's args, in characters: per step, and for the
@@ -31,9 +32,8 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
         elif value.startswith("@"):
             path = Path(value[1:]).expanduser()
             path = path if path.is_absolute() else cwd / path
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read(MAX_INPUT_FILE + 1)
+            try:  # a pipe too: `--input key=@<(cmd)`
+                data = read_file(path, MAX_INPUT_FILE + 1, pipes=True)
             except OSError as exc:
                 raise UsageError(
                     f"--input {key}=@{value[1:]}: cannot read the file: {exc.strerror or exc}",

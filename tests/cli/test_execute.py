@@ -547,6 +547,29 @@ def test_binary_timeout_kills_the_process_group(cli, work: Path, tmp_path: Path)
     assert not (work / "after.txt").exists()
 
 
+@pytest.mark.parametrize("value", ["inf", "1e309", "nan", "-5", "0", "86401", "soon"])
+@pytest.mark.parametrize("command", ["capability execute | cap.md", "command run | sleep 0"])
+def test_timeout_is_checked_as_the_policy_file_checks_it(
+    cli, work: Path, home: Path, tmp_path: Path, value: str, command: str
+) -> None:
+    """Positive, finite and at most a day, like timeout_seconds: else exit 2, nothing ran."""
+    extra = user_policy(tmp_path, "allowed_binaries: [sleep]\n")
+    write(
+        work / "cap.md", capability("version: v1\nworkflow:\n  - binary: sleep\n    args: ['0']\n")
+    )
+    head, tail = (part.split() for part in command.split("|"))
+    result = cli(*head, "--timeout", value, *tail, extra_env=extra)
+    assert result.code == 2, result.stdout + result.stderr
+    assert f"--timeout must be a number between 0 and 86400 (seconds), not '{value}'" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert not (home / "audit").exists() or "run.start" not in "".join(
+        p.read_text() for p in (home / "audit").iterdir()
+    )
+    assert cli(*head, "--timeout", "0.5", *tail, extra_env=extra).code == 0
+
+
 @pytest.mark.parametrize(
     ("sig", "code", "status"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],

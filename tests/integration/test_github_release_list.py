@@ -127,3 +127,16 @@ def test_help_lists_it_with_its_types(cli: Callable[..., Result], gh: GitHubDoub
     shown = github(cli, gh, "github", "--help").stdout
     assert "release list OWNER/REPO [OPTION=value...]" in shown
     assert "release list: per_page=1..100, limit=1.." in shown
+
+
+def test_a_long_cell_is_cut_with_an_ellipsis_and_kept_whole_in_json(
+    cli: Callable[..., Result], gh: GitHubDouble
+) -> None:
+    name = "A release whose name goes on " + "and on " * 12 + "to the end"
+    gh.add_release("acme", "app", "v9.0.0", name=name)
+    result = github(cli, gh, "github", "release", "list", "acme/app")
+    assert result.code == 0, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if "v9.0.0" in line)
+    assert f"{name[:67]}..." in row, row
+    doc = listed(cli, gh, "acme/app")
+    assert name in [r["name"] for r in doc["steps"][0]["data"]]

@@ -88,6 +88,7 @@ def test_every_failure_is_an_exception_but_a_signal() -> None:
         (MissingCredential("x"), 4),
         (MissingCapability("x"), 5),
         (InternalError("x"), 70),
+        (errors.OutputError("x"), 74),
     ],
 )
 def test_an_instance_exits_with_its_class_code(failure: Failure, code: int) -> None:

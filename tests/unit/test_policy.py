@@ -179,7 +179,7 @@ def test_a_policy_file_in_a_folder_anyone_can_write_is_refused(tmp_path: Path) -
 def test_a_policy_path_that_is_not_a_file_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "policy.yaml"
     folder.mkdir(mode=0o700)
-    with pytest.raises(InvalidPolicy, match="is not a regular file"):
+    with pytest.raises(InvalidPolicy, match="is a folder, not a regular file"):
         load_policy(folder, explicit=True)
 
 

@@ -1,0 +1,139 @@
+"""Showing text that runtime did not write (inputs, file names, a program's output) safely.
+
+A terminal acts on some characters instead of showing them: ESC starts a sequence that
+can recolour, clear the screen, retitle the window or rewrite the clipboard; C1 controls
+(U+0080-U+009F) do the same on some terminals; a carriage return or backspace
+overwrites what was shown; bidirectional overrides reorder a line (so that what is read
+is not what is there). :func:`printable` shows each as the escape Python's ``repr``
+would (``\\x1b``, ``\\r``, ``\\u202e``): the notation ``plan`` uses for input values.
+
+Text output passes what it shows through it (the CLI's ``out``/``err``, tables, step
+output); JSON output keeps the data exact, and raw output (bytes passed through for
+a pipe) is not text output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterable, Sequence
+
+# C0 controls; DEL and C1 controls, the bidirectional marks, embeddings, overrides and
+# isolates, the line and paragraph separators (a line break to some viewers)
+_C0 = "\x00-\x1f"
+_OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_ACTING = _C0 + _OTHERS
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character a terminal acts on escaped, but those in ``keep``
+    (``"\\n\\t"`` for multi-line text; nothing for a one-line value such as a table cell)."""
+    pattern = _PATTERNS.get(keep)
+    if pattern is None:
+        kept = "".join(re.escape(ch) for ch in keep)
+        pattern = _PATTERNS[keep] = re.compile(
+            f"(?![{kept}])[{_ACTING}]" if kept else f"[{_ACTING}]"
+        )
+    return pattern.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+# what json.dumps(ensure_ascii=False) leaves raw among them (it escapes C0 itself)
+_JSON_RAW = re.compile(f"[{_OTHERS}]")
+
+
+def json_text(document: str) -> str:
+    """A JSON document's text with those characters as ``\\uXXXX`` escapes: the same data
+    to any JSON reader (in JSON text they can only stand inside strings)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut shown by an ellipsis (``...``)."""
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+def table(
+    rows: Iterable[Sequence[object]],
+    headers: Sequence[str] | None = None,
+    *,
+    width: int | None = None,
+    right: Container[int] = (),
+) -> list[str]:
+    """Rows in columns two spaces apart, each cell escaped (:func:`printable`), the columns
+    in ``right`` aligned right (numbers).
+
+    ``width``: the lines' limit (None: no limit). Past it, the widest columns are
+    narrowed first, none below its header or :data:`MIN_COLUMN`, and their cells wrap
+    onto continuation lines: a word longer than its column is broken, never cut off.
+    When that would leave the last column (the prose: a reason, a summary) narrower than
+    :data:`MIN_LAST`, it goes below its row instead, indented, on lines of the full width.
+    """
+    data = [[printable(str(cell)) for cell in row] for row in rows]
+    if headers:
+        if not all(headers):  # a blank header puts its neighbour over the wrong column
+            raise ValueError(f"every column needs a header: {list(headers)}")
+        data.insert(0, list(headers))
+    if not data:
+        return []
+    columns = max(len(row) for row in data)
+    for row in data:
+        row.extend([""] * (columns - len(row)))
+    natural = [max(len(row[i]) for row in data) for i in range(columns)]
+    if width is None or sum(natural) + 2 * (columns - 1) <= width:
+        return _lines(data, natural, right)
+    floors = [
+        min(w, max(MIN_COLUMN, len(data[0][i]) if headers else 0)) for i, w in enumerate(natural)
+    ]
+    widths = _fit(natural, floors, width - 2 * (columns - 1))
+    if columns == 1 or widths[-1] >= min(natural[-1], MIN_LAST):
+        return _lines(data, widths, right)
+    widths = _fit(natural[:-1], floors[:-1], width - 2 * (columns - 2))
+    below = max(width - len(BELOW), MIN_COLUMN)
+    lines: list[str] = []
+    for row in data:
+        lines += _lines([row[:-1]], widths, right)
+        lines += [BELOW + line for line in _wrap(row[-1], below) if line]
+    return lines
+
+
+MIN_COLUMN = 10  # characters: narrower, a wrapped cell reads a few letters a line
+MIN_LAST = 30  # the last column, narrower than this, goes below its row
+BELOW = "    "  # the indent of a last column below its row
+
+
+def _lines(data: list[list[str]], widths: list[int], right: Container[int]) -> list[str]:
+    lines: list[str] = []
+    for row in data:
+        cells = [_wrap(cell, widths[i]) for i, cell in enumerate(row)]
+        for k in range(max(len(c) for c in cells)):
+            parts = [c[k] if k < len(c) else "" for c in cells]
+            aligned = [
+                part.rjust(widths[i]) if i in right else part.ljust(widths[i])
+                for i, part in enumerate(parts)
+            ]
+            lines.append("  ".join(aligned).rstrip())
+    return lines
+
+
+def _fit(natural: list[int], floors: list[int], budget: int) -> list[int]:
+    """Column widths that fit ``budget`` as far as the floors allow: the widest columns
+    are capped at one width, the largest that fits."""
+    if sum(natural) <= budget:
+        return natural
+    cap = max(natural)
+    pairs = list(zip(natural, floors, strict=True))
+    while cap > 0 and sum(max(min(w, cap), f) for w, f in pairs) > budget:
+        cap -= 1
+    return [max(min(w, cap), f) for w, f in pairs]
+
+
+def _wrap(cell: str, width: int) -> list[str]:
+    if len(cell) <= width:
+        return [cell]
+    import textwrap
+
+    return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]

@@ -1,0 +1,130 @@
+"""Closed, full and vanished standard streams, as cron jobs and pipelines give them.
+
+Through the installed ``runtime`` with real descriptors: a closed one (``>&-``), a full
+device (``/dev/full``), a pipe whose reader is gone. Each is an ordinary outcome with
+its documented exit code and no traceback; when the command itself failed, its own
+exit code wins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import capability, write
+
+DENIED = capability(
+    "version: v1\nworkflow:\n  - provider: files\n    args: [delete, a.txt]\n",
+    frontmatter="name: denied\n",
+)
+WRITES = capability(
+    "version: v1\nworkflow:\n  - provider: files\n    args: [write, out.txt, done]\n",
+    frontmatter="name: writes\n",
+)
+
+
+def no_crash(stderr: str) -> None:
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    assert "Exception ignored" not in stderr, stderr
+
+
+@pytest.fixture
+def full() -> Iterator[Any]:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as stream:
+        yield stream
+
+
+@pytest.fixture
+def gone_reader() -> Iterator[int]:
+    """The write end of a pipe whose reader went away (`runtime ... | head` after head exits)."""
+    read, write_end = os.pipe()
+    os.close(read)
+    yield write_end
+    os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "args", [("--version",), ("--help",), ("capability", "--help"), ("github", "--help")]
+)
+def test_a_closed_stdout_is_an_output_error_without_a_traceback(
+    cli_proc, args: tuple[str, ...]
+) -> None:
+    result = cli_proc(*args, closed=(1,))
+    no_crash(result.stderr)
+    assert result.code == 74, result.stderr
+    assert "standard output" in result.stderr and "closed" in result.stderr, result.stderr
+
+
+def test_a_run_with_stdout_closed_does_its_work(cli_proc, work: Path) -> None:
+    """The steps run; the JSON document is lost, which exit 74 says."""
+    write(work / "writes.md", WRITES)
+    result = cli_proc("--output", "json", "capability", "execute", "writes.md", closed=(1,))
+    no_crash(result.stderr)
+    assert result.code == 74, result.stderr  # the JSON document was lost
+    assert (work / "out.txt").read_text() == "done"
+
+
+def test_a_closed_stdin_reads_as_empty(cli_proc) -> None:
+    """`auth login` with stdin closed: no token was given, as with `< /dev/null` (exit 4)."""
+    result = cli_proc("auth", "login", "github", closed=(0,))
+    no_crash(result.stderr)
+    assert result.code == 4, result.stderr
+    assert "no token given" in result.stderr
+
+
+def test_a_full_stdout_is_an_output_error(cli_proc, work: Path, full: Any) -> None:
+    write(work / "caps" / "ok.md", WRITES)
+    result = cli_proc("capability", "validate", "caps", stdout=full)
+    no_crash(result.stderr)
+    assert result.code == 74, result.stderr
+    assert "standard output" in result.stderr
+    assert "No space left on device" in result.stderr, result.stderr
+
+
+def test_a_failure_keeps_its_exit_code_when_stdout_is_full(cli_proc, work: Path, full: Any) -> None:
+    write(work / "bad.md", capability("version: v1\nworkflow: []\n"))
+    result = cli_proc("--output", "json", "capability", "validate", "bad.md", stdout=full)
+    no_crash(result.stderr)
+    assert result.code == 2, result.stderr
+
+
+def test_a_run_goes_on_when_stdout_is_full(cli_proc, work: Path, full: Any) -> None:
+    """The output is lost, not the work: the steps run and are recorded; exit 74 says the
+    output was lost."""
+    write(work / "writes.md", WRITES)
+    result = cli_proc("capability", "execute", "writes.md", stdout=full)
+    no_crash(result.stderr)
+    assert result.code == 74, result.stderr
+    assert (work / "out.txt").read_text() == "done"
+
+
+def test_a_closed_stderr_keeps_the_refusals_exit_code(cli_proc, work: Path) -> None:
+    write(work / "denied.md", DENIED)
+    result = cli_proc("capability", "execute", "denied.md", closed=(2,))
+    assert result.code == 3
+
+
+def test_a_full_stderr_keeps_the_refusals_exit_code(cli_proc, work: Path, full: Any) -> None:
+    write(work / "denied.md", DENIED)
+    assert cli_proc("capability", "execute", "denied.md", stderr=full).code == 3
+
+
+def test_a_gone_reader_ends_like_sigpipe(cli_proc, work: Path, gone_reader: int) -> None:
+    """`runtime capability validate caps | head` once head is gone: 141, as for a run, and
+    nothing on stderr (as a program killed by SIGPIPE says nothing)."""
+    write(work / "caps" / "ok.md", WRITES)
+    result = cli_proc("capability", "validate", "caps", stdout=gone_reader)
+    assert result.code == 141, result.stderr
+    assert result.stderr == ""
+
+
+def test_a_gone_reader_does_not_hide_a_failure(cli_proc, work: Path, gone_reader: int) -> None:
+    write(work / "bad.md", capability("version: v1\nworkflow: []\n"))
+    result = cli_proc("capability", "validate", "bad.md", stdout=gone_reader)
+    assert result.code == 2, result.stderr

@@ -1,0 +1,79 @@
+"""Tables fit the terminal: wrapped to ``COLUMNS`` (or the terminal's width), never cut
+without an ellipsis, every column under its own header; ``--output json`` keeps the full
+values. Output that is not a terminal (no ``COLUMNS``) is not wrapped at all.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import capability, write
+
+NAME = "an_input_whose_name_is_long_" + "x" * 52  # 80 characters
+REASON = f"required input {NAME} is not supplied"
+CAP = capability(
+    f"version: v1\ninputs:\n  {NAME}:\n    required: true\nworkflow:\n"
+    f"  - provider: files\n    args: [write, out.txt, '${{{NAME}}}']\n",
+    frontmatter="name: long\n",
+)
+
+
+def test_preflight_shows_whole_values_when_not_on_a_terminal(cli, work: Path) -> None:
+    write(work / "long.md", CAP)
+    result = cli("capability", "preflight", "long.md")
+    assert result.code == 5, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if f"input:{NAME}" in line)
+    assert row.endswith(REASON), row
+    doc = cli("-o", "json", "capability", "preflight", "long.md")
+    check = next(c for c in doc.json()["checks"] if c["id"] == f"input:{NAME}")
+    assert check["reason"] == REASON
+
+
+def test_preflight_wraps_to_columns_without_cutting(cli, work: Path) -> None:
+    write(work / "long.md", CAP)
+    narrow = cli("capability", "preflight", "long.md", extra_env={"COLUMNS": "80"})
+    assert narrow.code == 5
+    lines = narrow.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, narrow.stdout
+    # too narrow for a REASON column: each reason goes below its row, whole
+    assert "".join(REASON.split()) in "".join(narrow.stdout.split()), narrow.stdout
+    wide = cli("capability", "preflight", "long.md", extra_env={"COLUMNS": "300"})
+    row = next(line for line in wide.stdout.splitlines() if f"input:{NAME}" in line)
+    assert row.endswith(REASON) and len(row) <= 300, row
+
+
+def test_every_preflight_column_has_its_header_over_its_values(cli, work: Path) -> None:
+    write(work / "long.md", CAP)
+    lines = cli("capability", "preflight", "long.md").stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if "REQUIREMENT" in line)
+    titles = [(m.start(), m.group()) for m in re.finditer(r"\S+", lines[header])]
+    assert [t for _, t in titles] == [
+        "REQUIREMENT",
+        "TYPE",
+        "ORIGIN",
+        "NEED",
+        "RESOLVED",
+        "READY",
+        "REASON",
+    ]
+    row = lines[header + 1]
+    for start, title in titles[:-1]:
+        assert row[start] != " " and (start == 0 or row[start - 1] == " "), (title, row)
+
+
+def test_provider_help_fits_the_columns(cli) -> None:
+    for columns in (80, 120):
+        result = cli("github", "--help", extra_env={"COLUMNS": str(columns)})
+        assert result.code == 0
+        lines = result.stdout.splitlines()
+        # but the examples: commands stay whole, to be copied
+        too_wide = [x for x in lines if len(x) > columns and not x.startswith("  runtime ")]
+        assert too_wide == [], columns
+        assert "Create or update a file's content" in " ".join(result.stdout.split())
+    wide = cli("github", "--help", extra_env={"COLUMNS": "250"}).stdout
+    # room enough: one line per operation, its summary on it
+    assert any(
+        line.startswith("  user get ") and line.endswith("The authenticated user")
+        for line in wide.splitlines()
+    )
