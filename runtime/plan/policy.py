@@ -65,9 +65,12 @@ class Policy:
         return name in self.allowed_binaries and name not in NEVER_BINARIES
 
     def binary_refusal(self, name: str) -> tuple[str, str, str] | None:
-        """Why ``name`` cannot be a binary step's binary: (problem code, message, hint),
-        or ``None``. Denied comes first, and its hint offers no user policy: a denied
-        binary stays denied whatever a user policy allows."""
+        """Why ``name`` is no binary a step may name, (problem code, message, hint), or
+        ``None`` when it is listed in allowed_binaries (the plan then decides the run,
+        a denial included). One that is also denied gets a hint that offers no user
+        policy: a denied binary stays denied whatever a user policy allows."""
+        if self.binary_listed(name):
+            return None
         allowed = ", ".join(sorted(self.allowed_binaries))
         denied = self.denied_name(name)
         if denied is not None:
@@ -79,14 +82,11 @@ class Policy:
                 "a denied binary is never run, whatever a user policy allows; use a "
                 f"provider operation or an allowed binary: {allowed}",
             )
-        if not self.binary_listed(name):
-            return (
-                "binary-not-allowed",
-                f"binary '{name}' is not in allowed_binaries",
-                f"allowed: {allowed}; a user policy can allow more "
-                "(allowed_binaries in policy.yaml)",
-            )
-        return None
+        return (
+            "binary-not-allowed",
+            f"binary '{name}' is not in allowed_binaries",
+            f"allowed: {allowed}; a user policy can allow more (allowed_binaries in policy.yaml)",
+        )
 
     def denied_name(self, name: str, real_name: str | None = None) -> str | None:
         """The denied_binaries entry ``name`` falls under, if any.
