@@ -282,11 +282,10 @@ def command_run(
             raise UsageError(problems[0].message, hint=problems[0].hint)
     else:
         assert binary is not None
-        if not ws.policy.binary_listed(binary):
-            raise PolicyRefusal(
-                f"binary '{binary}' is not in allowed_binaries",
-                hint="allowed: " + ", ".join(sorted(ws.policy.allowed_binaries)),
-            )
+        refusal = ws.policy.binary_refusal(binary)
+        if refusal is not None:
+            _, message, hint = refusal
+            raise PolicyRefusal(message, hint=hint)
     step = Step(1, provider, binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
     capability = Capability(label, "", Document(label, "", ""), steps=[step])
     return Run(ws, Mode.EXECUTE, capability=capability, **options)

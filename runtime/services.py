@@ -100,11 +100,7 @@ class RunServices:
         return home_key(self.workspace.home.root, purpose)
 
     def setting(self, key: str) -> Setting | None:
-        active = self.contexts.active()
-        if active is not None and active.get(key):
-            return Setting(str(active.get(key)), f"context '{active.name}'", active.name)
-        value = self.workspace.config.settings.get(key)
-        return Setting(value, "config.yaml") if value else None
+        return self.contexts.effective(self.workspace.config.settings).get(key)
 
     def credential(self, name: str, host: str) -> str:
         return self.auth.require(name, host).value
@@ -173,7 +169,7 @@ class RunServices:
                 redact=self._redactor.text,
             )
         except ProcessStartError as exc:
-            raise StepError(exc.message, hint=_start_hint(exc.message)) from None
+            raise StepError(exc.message, hint=_start_hint(exc.errno)) from None
         finally:
             if not launcher.confined:
                 reap_orphans(before)
@@ -192,10 +188,15 @@ def _stop_reaping() -> None:
     become_subreaper(False)
 
 
-def _start_hint(message: str) -> str:
-    if "Argument list too long" in message:
+def _start_hint(errno: int | None) -> str:
+    """What to do about a program that did not start, by the reason the system gave."""
+    import errno as codes
+
+    if errno == codes.E2BIG:  # one argument over 128 KiB, or all of them over ARG_MAX
         return "the arguments are too long for one program start: pass less data per step"
-    return "check that the program is installed and executable"
+    if errno in (codes.ENOENT, codes.EACCES, codes.ENOEXEC, codes.ENOTDIR):
+        return "check that the program is installed and executable"
+    return "check the program and the working directory the step runs in"
 
 
 # the name the stations and the CLI use

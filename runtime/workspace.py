@@ -6,13 +6,14 @@ stations below never read globals and tests can pin every one of them.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from runtime.home.config import Config, capability_sources, load_config
+from runtime.home.config import Config, capability_sources, configured_sources, load_config
 from runtime.home.layout import Home, home_path
 from runtime.home.registry import Registry, load_registry
 from runtime.plan.policy import Policy, load_policy
@@ -37,7 +38,9 @@ class Workspace:
         explicit = self.environ.get("RUNTIME_POLICY_FILE")
         if explicit:
             return Path(explicit).expanduser()
-        return self.home.policy_file if self.home.policy_file.exists() else None
+        # lexists: a link to nothing is a broken policy (refused), not the absence of one
+        home_file = self.home.policy_file
+        return home_file if os.path.lexists(home_file) else None
 
     @cached_property
     def policy(self) -> Policy:
@@ -50,6 +53,20 @@ class Workspace:
     @cached_property
     def sources(self) -> list[Path]:
         return capability_sources(self.config, self.home, self.cwd)
+
+    @cached_property
+    def skipped_sources(self) -> list[tuple[Path, str]]:
+        """The folders config.yaml lists that lookups skip, and why (it does not exist).
+
+        Only these are worth a note: the default sources (./capabilities, Home's)
+        may well not exist."""
+        from runtime.document.catalog import unusable
+
+        return [
+            (p, why)
+            for p in configured_sources(self.config, self.home)
+            if (why := unusable(p)) is not None
+        ]
 
     @property
     def path(self) -> str:

@@ -10,7 +10,7 @@ import typer
 from runtime.cli.completion import context_names
 from runtime.cli.render import emit_json, err, out
 from runtime.cli.session import ensure_home, json_mode, workspace
-from runtime.errors import MissingCredential, UsageError
+from runtime.errors import ExitCode, MissingCredential, StepError, UsageError
 
 auth_app = typer.Typer(
     rich_markup_mode=None,
@@ -74,6 +74,9 @@ def _read_stdin() -> str:
 
 
 def _check_token(services: Any, credential: str, host: str, token: str) -> dict[str, Any]:
+    """The host's word on the token: its login and scopes. A 401 is a token the host does
+    not accept (exit 4); any other failure (no answer, a 5xx, a rate limit) says nothing
+    about the token, so it is a failure to check it (exit 1), never "not accepted"."""
     from runtime.provider import StepError
 
     provider = services.workspace.registry.credential_owner(credential)
@@ -84,9 +87,13 @@ def _check_token(services: Any, credential: str, host: str, token: str) -> dict[
         return {"login": None, "scopes": None}
     except StepError as exc:
         red = services.redactor
-        raise MissingCredential(
-            f"the token was not accepted by {host}: {red.text(exc.message)}",
-            hint=red.text(exc.hint) if exc.hint else None,
+        hint = red.text(exc.hint) if exc.hint else None
+        if exc.http_status == 401:
+            raise MissingCredential(
+                f"the token was not accepted by {host}: {red.text(exc.message)}", hint=hint
+            ) from None
+        raise StepError(
+            f"cannot check the token with {host}: {red.text(exc.message)}", hint=hint
         ) from None
 
 
@@ -143,7 +150,10 @@ def login_cmd(
             "it in a terminal",
             hint=f"in a pipeline, export {variable}=<token> instead",
         )
-    user = _check_token(services, name, host, token)
+    try:
+        user = _check_token(services, name, host, token)
+    except StepError as exc:
+        raise StepError(f"{exc.message}; nothing was stored", hint=exc.hint) from None
     try:
         auth.store(name, host, token)
     except KeyringUnavailable as exc:
@@ -187,7 +197,7 @@ def status_cmd(
         [host] if host else sorted({default, kind.default_host, *_context_hosts(services, kind)})
     )
     rows = []
-    ok = True
+    ok, unchecked = True, False
     for h in hosts:
         found = services.auth.lookup(name, h)
         row: dict[str, Any] = {
@@ -208,9 +218,12 @@ def status_cmd(
             except MissingCredential as exc:
                 row.update({"valid": False, "error": exc.message})
                 ok = False
+            except StepError as exc:  # no word on the token: neither valid nor not
+                row.update({"error": exc.message})
+                unchecked = True
         rows.append(row)
     if json_mode():
-        emit_json({"ok": ok, "provider": name, "hosts": rows})
+        emit_json({"ok": ok and not unchecked, "provider": name, "hosts": rows})
     else:
         for row in rows:
             where = row["source"] or "no credential"
@@ -219,13 +232,17 @@ def status_cmd(
                 line += f"; logged in as {row['login']}; scopes: {', '.join(row.get('scopes') or []) or '(none reported)'}"
             elif row.get("valid") is False:
                 line += f"; NOT valid: {row['error']}"
+            elif row.get("error"):
+                line += f"; {row['error']}"
             out(line)
             if row.get("fix"):
                 out(f"  hint: {row['fix']}")
             elif row["problem"]:
                 out(f"  note: {row['problem']}; use {services.auth.token_env(name)} instead")
     if not ok:
-        raise typer.Exit(4)
+        raise typer.Exit(int(ExitCode.MISSING_CREDENTIAL))
+    if unchecked:
+        raise typer.Exit(int(ExitCode.STEP_FAILED))
 
 
 def _context_hosts(services: Any, kind: Any) -> list[str]:
@@ -252,24 +269,30 @@ def logout_cmd(
     ),
 ) -> None:
     """Remove the token from the OS keyring."""
-    from runtime.home.auth import KeyringUnavailable
+    from runtime.home.auth import KeyringUnavailable, NoKeyring
 
     ws, services, name, host = _session(name, host)
     try:
         removed = services.auth.delete(name, host)
-    except KeyringUnavailable as exc:
-        raise UsageError(f"cannot reach the keyring: {exc}") from None
-    if json_mode():
-        emit_json({"ok": True, "host": host, "removed": removed})
-    else:
-        out(
+        said = (
             f"removed the {host} token from the keyring"
             if removed
             else f"no {host} token was in the keyring"
         )
-        variable = services.auth.token_env(name)
-        if ws.environ.get(variable):
-            err(f"note: {variable} is still set in this environment")
+    except NoKeyring as exc:  # nothing can have been stored: logged out already
+        removed, said = False, f"no {host} token is stored: {exc}"
+    except KeyringUnavailable as exc:  # a keyring that fails may still hold the token
+        raise UsageError(f"cannot reach the keyring: {exc}") from None
+    if json_mode():
+        emit_json({"ok": True, "host": host, "removed": removed})
+        return
+    out(said)
+    variable = services.auth.token_env(name)
+    if ws.environ.get(variable, "").strip():
+        err(
+            f"note: {variable} is still set in this environment and is used; "
+            f"`unset {variable}` to stop using it"
+        )
 
 
 # -- contexts -------------------------------------------------------------------------------
@@ -305,47 +328,87 @@ def context_list_cmd() -> None:
 @context_app.command("show")
 def context_show_cmd(
     name: str = typer.Argument(
-        None, help="Context name (default: the active one).", autocompletion=context_names
+        None,
+        help="Context name (default: the effective context: the active one's values, "
+        "and config.yaml's where it sets none).",
+        autocompletion=context_names,
     ),
 ) -> None:
-    """Show one context's values."""
+    """Show the effective context (what providers read), or context NAME.
+
+    Without NAME: the active context's values, and config.yaml's where it sets none."""
     ws = workspace()
     ensure_home(ws)
     store = _services(ws).contexts
-    target = name or store.active_name()
-    if target is None:
-        raise UsageError(
-            "no active context",
-            hint="`runtime context use NAME` or `runtime context set NAME key=value`",
-        )
-    ctx = store.get(target, check=False)  # shown as stored, so that a wrong value can be seen
+    if name is not None:
+        ctx = store.get(name, check=False)  # shown as stored, so that a wrong value can be seen
+        active = ctx.name == store.active_name()
+        if json_mode():
+            emit_json({"ok": True, "name": ctx.name, "active": active, "values": ctx.values})
+            return
+        out(f"{ctx.name}{' (active)' if active else ''}")
+        for k, v in sorted(ctx.values.items()):
+            out(f"  {k}: {v}")
+        return
+    current = store.active(check=False)
+    settings = store.effective(ws.config.settings, check=False)
     if json_mode():
         emit_json(
             {
                 "ok": True,
-                "name": ctx.name,
-                "active": ctx.name == store.active_name(),
-                "values": ctx.values,
+                "name": current.name if current else None,
+                "active": current is not None,
+                "values": {k: s.value for k, s in settings.items()},
+                "sources": {k: s.origin for k, s in settings.items()},
             }
         )
         return
-    out(f"{ctx.name}{' (active)' if ctx.name == store.active_name() else ''}")
-    for k, v in sorted(ctx.values.items()):
-        out(f"  {k}: {v}")
+    out(f"{current.name} (active)" if current else "no active context")
+    for k, s in sorted(settings.items()):
+        out(f"  {k}: {s.value}" + ("" if s.context else f" ({s.origin})"))
+    if not settings:
+        out("  (no values; `runtime context set NAME key=value` creates a context)")
 
 
 @context_app.command("use")
 def context_use_cmd(
-    name: str = typer.Argument(..., help="Context to make active.", autocompletion=context_names),
+    name: str = typer.Argument(None, help="Context to make active.", autocompletion=context_names),
+    none: bool = typer.Option(
+        False, "--none", help="Turn the active context off: no context is active."
+    ),
 ) -> None:
-    """Make a context the active one."""
+    """Make a context the active one; --none turns the active one off."""
+    if name is not None and none:
+        raise UsageError("name a context or give --none, not both", hint="runtime context use NAME")
+    if name is None and not none:
+        raise UsageError(
+            "name the context to use, or give --none",
+            hint="`runtime context list` lists the contexts",
+        )
     ws = workspace()
     ensure_home(ws)
     _services(ws).contexts.use(name)
     if json_mode():
         emit_json({"ok": True, "active": name})
     else:
-        out(f"active context: {name}")
+        out(f"active context: {name}" if name else "no context is active now")
+
+
+@context_app.command("delete")
+def context_delete_cmd(
+    name: str = typer.Argument(..., help="Context to delete.", autocompletion=context_names),
+) -> None:
+    """Delete a context (deleting the active one also turns it off)."""
+    ws = workspace()
+    ensure_home(ws)
+    store = _services(ws).contexts
+    was_active = store.delete(name)
+    if json_mode():
+        emit_json({"ok": True, "deleted": name, "active": store.active_name()})
+    elif was_active:
+        out(f"deleted context '{name}'; it was the active context, so no context is active now")
+    else:
+        out(f"deleted context '{name}'")
 
 
 @context_app.command("set")

@@ -10,7 +10,7 @@ import typer
 
 from runtime import __version__
 from runtime.cli.completion import capability_names
-from runtime.cli.render import emit_json, out, problem_block, problem_line, table
+from runtime.cli.render import emit_json, err, out, problem_block, problem_line, table
 from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
 
@@ -202,8 +202,17 @@ def list_cmd() -> None:
             }
         )
     if json_mode():
-        emit_json({"ok": True, "sources": [str(s) for s in ws.sources], "capabilities": rows})
+        emit_json(
+            {
+                "ok": True,
+                "sources": [str(s) for s in ws.sources],
+                "missing_sources": [str(p) for p, _ in ws.skipped_sources],
+                "capabilities": rows,
+            }
+        )
         return
+    for source, why in ws.skipped_sources:
+        err(f"note: capability source {source} (config.yaml) {why}; skipped")
     if not rows:
         out("no capabilities found; searched: " + ", ".join(str(s) for s in ws.sources))
         return
@@ -413,14 +422,25 @@ def spec_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    name = f"{provider}.md" if provider else "capability-spec.md"
-    path = ws.home.specs_dir / name
+    specs = ws.home.specs_dir
+    reference = "capability-spec.md"
+    if provider is not None:
+        from runtime.home.resources import specs_dir
+
+        # the provider specs this version ships (Home holds their copies): only those
+        # names, never a path into Home
+        names = sorted(p.stem for p in specs_dir().glob("*.md") if p.name != reference)
+        if provider not in names:
+            raise NotFound(
+                f"no spec named '{provider}'",
+                hint=f"specs: {', '.join(names)} (`runtime capability spec NAME`); "
+                "`runtime capability spec` prints the authoring reference",
+            )
+    path = specs / (f"{provider}.md" if provider else reference)
     if not path.is_file():
         from runtime.home.layout import refresh
 
         refresh(ws.home, verify=True)  # a runtime-owned file went missing: repair Home
-    if not path.is_file():
-        raise NotFound(f"no spec {name} in {ws.home.specs_dir}", hint="run `runtime bootstrap`")
     text = path.read_text(encoding="utf-8")
     if json_mode():
         emit_json({"ok": True, "path": str(path), "text": text})

@@ -62,6 +62,15 @@ def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
     try:
         ws.config  # noqa: B018 - parsing is the check
         checks.append(_check("config", "ok", ws.config.source))
+        for source, why in ws.skipped_sources:
+            checks.append(
+                _check(
+                    "capability sources",
+                    "warning",
+                    f"{source} (config.yaml) {why}; capability lookups skip it",
+                    f"create it, or remove it from capability_sources in {ws.home.config_file}",
+                )
+            )
     except RuntimeFailure as exc:
         checks.append(_check("config", "error", exc.message, exc.hint or "fix config.yaml"))
     try:

@@ -55,6 +55,13 @@ def markdown_files(folder: Path) -> list[Path]:
     return out
 
 
+def unusable(source: Path) -> str | None:
+    """Why a capability source is skipped by every lookup; ``None`` when it is a folder."""
+    if source.is_dir():
+        return None
+    return "is not a folder" if source.exists() else "does not exist"
+
+
 def resolve_name(name: str, sources: list[Path]) -> Path | None:
     for source in sources:
         candidate = source / f"{name}.md"
@@ -84,7 +91,7 @@ def resolve_one(arg: str, sources: list[Path], cwd: Path) -> Target:
         return Target(path, _display(path, cwd), True)
     found = resolve_name(arg, sources)
     if found is None:
-        where = ", ".join(str(s) for s in sources)
+        where = ", ".join(f"{s} ({why})" if (why := unusable(s)) else str(s) for s in sources)
         raise NotFound(
             f"no capability named '{arg}'",
             hint=f"looked for {arg}.md in: {where}; give a path, or add a folder to capability_sources in config.yaml",

@@ -64,6 +64,12 @@ LOOKALIKES: dict[str, Msg] = {
     ),
 }
 UNKNOWN_KEY = Msg("unknown key '{key}' in {where}", "allowed keys: {allowed}", code="unknown-key")
+# what a lookalike was written instead of: its message says how to rewrite them, so they
+# are not reported missing as well (a `command:` step is one error, not three)
+STEP_STANDS_FOR = {
+    "command": ("provider", "binary", "args"),
+    "capability": ("provider", "binary", "args"),
+}
 
 
 # -- the runtime block ---------------------------------------------------------------------------
@@ -160,6 +166,7 @@ STEP = Map(
     wrong=Msg("{where} must be a mapping with 'provider' or 'binary' and 'args'"),
     unknown=UNKNOWN_KEY,
     lookalikes=LOOKALIKES,
+    stands_for=STEP_STANDS_FOR,
     whole=True,  # a step with a wrong part is not planned (unknown keys are ignored)
     build=_step,
 )
@@ -207,6 +214,7 @@ RUNTIME_BLOCK = Map(
     wrong=Msg("{where} must be a mapping of keys, not {got}", "start with 'version: v1'"),
     unknown=UNKNOWN_KEY,
     lookalikes=LOOKALIKES,
+    stands_for={"steps": ("workflow",)},
 )
 
 

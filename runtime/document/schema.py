@@ -13,7 +13,9 @@ Shapes:
 
 =====================  ===============================================================
 ``Text``               a single value; optional ``pattern`` (full match) with ``means``
-                       (how messages describe it), ``choices``, ``quoted`` (JSON strings)
+                       (how messages describe it), ``choices``, ``quoted`` (JSON strings),
+                       ``string`` (not a plain value YAML reads as a number, a boolean
+                       or null)
 ``Bool``               ``true`` or ``false`` (``ignore_case``)
 ``Int``                digits, from ``minimum`` to ``maximum``
 ``Number``             a float, ``above`` a bound (exclusive) and up to ``maximum``
@@ -21,7 +23,9 @@ Shapes:
 ``Map``                known ``fields``; ``required`` keys, ``one_of`` (exactly one of a
                        group), ``key`` (a shape every key must have), ``extra`` (the
                        shape of other keys; without it the mapping is closed and other
-                       keys are reported, ``lookalikes`` with a message of their own)
+                       keys are reported, ``lookalikes`` with a message of their own,
+                       ``stands_for``: the keys a lookalike was written instead of, not
+                       reported missing again)
 ``Alt``                a shape chosen by the node's kind (a value or a list)
 ``By``                 a shape chosen by a sibling key's value (a tagged union)
 ``Anything``           any value
@@ -70,6 +74,28 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 NULLS = ("", "~", "null")  # what an empty value (``key:`` alone) is composed as
+
+# What YAML's core schema reads a plain scalar as, when not a string (YAML 1.2, 10.3.2).
+_TYPED = (
+    ("null", re.compile(r"~|null|Null|NULL")),
+    ("boolean", re.compile(r"true|True|TRUE|false|False|FALSE")),
+    (
+        "number",
+        re.compile(
+            r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+"
+            r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"
+        ),
+    ),
+)
+
+
+def yaml_type(node: Node) -> str | None:
+    """What YAML reads a plain scalar as when it is not a string (``number``, ``boolean``,
+    ``null``); ``None`` for a string. strictyaml keeps every scalar as text, so a schema
+    that needs a string (a path: ``5`` is not one) asks this."""
+    if node.kind != "scalar" or not node.plain:
+        return None
+    return next((name for name, form in _TYPED if form.fullmatch(node.text)), None)
 
 
 class Msg(NamedTuple):
@@ -478,7 +504,8 @@ class _Scalar(Shape):
 
 class Text(_Scalar):
     """A single value: any text, or one that matches ``pattern`` in full (described by
-    ``means`` in messages), or one of ``choices``. ``quoted``: a JSON string."""
+    ``means`` in messages), or one of ``choices``. ``quoted``: a JSON string. ``string``:
+    a YAML string, not a plain value YAML reads as a number, a boolean or null (``5``)."""
 
     def __init__(
         self,
@@ -487,6 +514,7 @@ class Text(_Scalar):
         means: str | None = None,
         choices: Sequence[str] = (),
         quoted: bool = False,
+        string: bool = False,
         bad: Message | None = None,
         **options: Unpack[Options],
     ) -> None:
@@ -495,6 +523,7 @@ class Text(_Scalar):
         self.means = means
         self.choices = tuple(choices)
         self.quoted = quoted
+        self.string = string
 
     def takes(self) -> str:
         if self.means:
@@ -508,6 +537,18 @@ class Text(_Scalar):
         if self.quoted and node.plain:
             scope.report(node, self.wrong or "{where} must be a string, not {got}")
             return INVALID
+        if self.string:
+            typed = yaml_type(node)
+            if typed is not None:
+                scope.report(
+                    node,
+                    Msg(
+                        "{where} must be a string, not "
+                        + ("null ({text})" if typed == "null" else f"the {typed} {{text}}"),
+                        'quote it ("{text}") if it is meant as text',
+                    ),
+                )
+                return INVALID
         if self.pattern is not None and self.pattern.fullmatch(text) is None:
             return self.refuse(node, scope)
         if self.choices and text not in self.choices:
@@ -671,7 +712,12 @@ class Map(Shape):
     for ``{where} has no '{field}'``), reported at the mapping, or at the document's start
     with ``missing_at_start``; ``one_of``; ``key``, the shape every key must have;
     ``extra``, the shape of other keys (without it the mapping is closed: another key is
-    reported, with ``lookalikes``' message or ``unknown``, and ignored)."""
+    reported, with ``lookalikes``' message or ``unknown``, and ignored).
+
+    ``stands_for`` maps a lookalike to the keys it was written instead of (a retired
+    ``command:`` for ``provider``/``binary`` and ``args``): the lookalike's own message
+    says how to rewrite them, so their absence is not reported again, one mistake being
+    one problem; the mapping is then not whole."""
 
     kind: ClassVar[NodeKind | None] = "map"
     expected: ClassVar[str] = "a mapping"
@@ -686,6 +732,7 @@ class Map(Shape):
         extra: Shape | None = None,
         unknown: Message | None = None,
         lookalikes: Mapping[str, Message] | None = None,
+        stands_for: Mapping[str, Sequence[str]] | None = None,
         missing_at_start: bool = False,
         **options: Unpack[Options],
     ) -> None:
@@ -697,6 +744,7 @@ class Map(Shape):
         self.extra = extra
         self.unknown = unknown or Msg("unknown key '{key}' in {where}", "allowed keys: {allowed}")
         self.lookalikes: Mapping[str, Message] = lookalikes or {}
+        self.stands_for: Mapping[str, Sequence[str]] = stands_for or {}
         self.missing_at_start = missing_at_start
 
     def value(self, node: Node, scope: Scope) -> Any:
@@ -727,13 +775,23 @@ class Map(Shape):
                 out[text] = found
         if self.required or self.one_of is not None:
             present = {key.text for key, _ in node.pairs}
+            # keys a lookalike was written instead of: missing, but already reported
+            covered = {
+                k for found in present & self.stands_for.keys() for k in self.stands_for[found]
+            }
             at = None if self.missing_at_start else node
             for name, message in self.required.items():
-                if name not in present:
+                if name in present:
+                    continue
+                if name in covered:
+                    walk.errors += 1  # said by the lookalike; the mapping is not whole
+                else:
                     scope.report(at, message or "{where} has no '{field}'", field=name)
             if self.one_of is not None:
                 found_keys = [k for k in self.one_of.keys if k in present]
-                if len(found_keys) != 1:
+                if not found_keys and covered.intersection(self.one_of.keys):
+                    walk.errors += 1
+                elif len(found_keys) != 1:
                     scope.report(node, self.one_of.both if found_keys else self.one_of.neither)
         return out
 

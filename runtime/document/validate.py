@@ -128,18 +128,10 @@ def _check_step(
                     "name an allowed binary; it is resolved on PATH at plan time",
                 )
             ]
-        if not policy.binary_listed(name):
-            return [
-                problem(
-                    step.line,
-                    step.column,
-                    "binary-not-allowed",
-                    f"step {step.index}: binary '{name}' is not in allowed_binaries",
-                    "allowed: "
-                    + ", ".join(sorted(policy.allowed_binaries))
-                    + " (a user policy can allow more)",
-                )
-            ]
+        refusal = policy.binary_refusal(name)
+        if refusal is not None:
+            code, message, hint = refusal
+            return [problem(step.line, step.column, code, f"step {step.index}: {message}", hint)]
         return []
     provider = registry.get(step.provider or "")
     if provider is None:

@@ -53,11 +53,13 @@ _UTF8_DECODER = codecs.getincrementaldecoder("utf-8")
 
 
 class ProcessStartError(Exception):
-    """The program could not be started (missing, not executable, bad directory...)."""
+    """The program could not be started (missing, not executable, bad directory, arguments
+    over the system's limit...); ``errno`` says which."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, errno: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.errno = errno
 
 
 # What run_process returns: the provider interface's record of a program's run.
@@ -398,12 +400,15 @@ class _Runner:
 def _start_error(argv0: str, cwd: Path, exc: OSError) -> ProcessStartError:
     reason = exc.strerror or str(exc)
     if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd) != argv0:
+        # not the program's fault: no errno, so that no hint blames the program
         return ProcessStartError(f"cannot start {argv0}: working directory {cwd}: {reason}")
     if isinstance(exc, FileNotFoundError):
-        return ProcessStartError(f"cannot start {argv0}: no such file")
+        return ProcessStartError(f"cannot start {argv0}: no such file", exc.errno)
     if isinstance(exc, PermissionError):
-        return ProcessStartError(f"cannot start {argv0}: permission denied (not executable?)")
-    return ProcessStartError(f"cannot start {argv0}: {reason}")
+        return ProcessStartError(
+            f"cannot start {argv0}: permission denied (not executable?)", exc.errno
+        )
+    return ProcessStartError(f"cannot start {argv0}: {reason}", exc.errno)
 
 
 # Signals whose handler may raise (SIGINT's KeyboardInterrupt, the CLI's Terminated).

@@ -91,6 +91,10 @@ class KeyringUnavailable(Exception):
     pass
 
 
+class NoKeyring(KeyringUnavailable):
+    """This machine has no keyring backend at all: nothing can be stored, or be there."""
+
+
 class AuthEngine:
     def __init__(
         self, workspace: Workspace, redactor: Redactor, keyring_backend: Any = None
@@ -142,7 +146,7 @@ class AuthEngine:
         from keyring.backends import fail
 
         if isinstance(self._backend, fail.Keyring):
-            raise KeyringUnavailable(
+            raise NoKeyring(
                 "no keyring backend is available on this machine (common on headless servers)"
             )
         return self._backend

@@ -14,7 +14,16 @@ from runtime.home.registry import Registry
 from runtime.provider import SettingKind
 from runtime.reading import read_file
 
-CORE_FIELDS = {"capability_sources": List(Text())}
+CORE_FIELDS = {
+    "capability_sources": List(
+        # a string: YAML reads a plain 5 as a number, which is no folder ("<home>/5")
+        Text(string=True, pattern=r"(?s).+", means="a folder path"),
+        wrong=Msg(
+            "{where} must be a list of folders, not {got}",
+            'write capability_sources: ["~/capabilities", "/srv/capabilities"]',
+        ),
+    )
+}
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
 
 
@@ -79,16 +88,22 @@ def load_config(home: Home, registry: Registry) -> Config:
     )
 
 
+def configured_sources(config: Config, home: Home) -> list[Path]:
+    """The folders config.yaml lists, in its order (relative ones are in Home)."""
+    out: list[Path] = []
+    for entry in config.capability_sources:
+        p = Path(os.path.expanduser(entry))
+        out.append(p if p.is_absolute() else (home.root / p))
+    return out
+
+
 def capability_sources(config: Config, home: Home, cwd: Path) -> list[Path]:
     """Ordered folders searched for capabilities by name.
 
     The folders listed in config.yaml come first, then ``./capabilities``
     in the working directory, then Home's ``capabilities/``.
     """
-    out: list[Path] = []
-    for entry in config.capability_sources:
-        p = Path(os.path.expanduser(entry))
-        out.append(p if p.is_absolute() else (home.root / p))
+    out = configured_sources(config, home)
     out.append(cwd / "capabilities")
     out.append(home.capabilities_dir)
     unique: list[Path] = []

@@ -20,13 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
-from runtime.provider import SettingKind
+from runtime.provider import Setting, SettingKind
 from runtime.reading import read_file
 
 if TYPE_CHECKING:
     from runtime.document.schema import Map
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: '$' would allow a newline
+
+
+def check_name(name: str) -> str:
+    """``name``, or a usage error: an empty name is no way to say "the active one"."""
+    if not NAME.fullmatch(name):
+        raise UsageError(
+            f"{name!r} is not a valid context name",
+            hint="letters, digits, '.', '_' and '-', starting with a letter or digit (at most 64)",
+        )
+    return name
 
 
 def _declared(settings: Mapping[str, SettingKind] | None) -> Mapping[str, SettingKind]:
@@ -139,38 +149,79 @@ class ContextStore:
         name = self._load().get("active")
         return name if isinstance(name, str) else None
 
-    def get(self, name: str, *, check: bool = True) -> Context:
-        """A context by name; ``check=False`` only to show it (its values unchecked)."""
-        data = self._load()
+    def _known(self, data: dict[str, Any], name: str) -> dict[str, str]:
+        """The entry of the context ``name``, or a usage error: an invalid name, or one
+        that is not there (naming those that are). A name already in the file passes as
+        it is, so that a hand-edited one can still be shown, used and deleted."""
         if name not in data["contexts"]:
+            check_name(name)
             known = ", ".join(sorted(data["contexts"])) or "(none)"
             raise UsageError(
                 f"no context named '{name}'",
                 hint=f"contexts: {known}; create one with `runtime context set`",
             )
-        return self._context(name, data["contexts"][name], check)
+        return data["contexts"][name]  # type: ignore[no-any-return]
 
-    def active(self) -> Context | None:
+    def get(self, name: str, *, check: bool = True) -> Context:
+        """A context by name; ``check=False`` only to show it (its values unchecked)."""
+        return self._context(name, self._known(self._load(), name), check)
+
+    def active(self, *, check: bool = True) -> Context | None:
         data = self._load()
         name = data.get("active")
         if isinstance(name, str) and name in data["contexts"]:
-            return self._context(name, data["contexts"][name], True)
+            return self._context(name, data["contexts"][name], check)
         return None
 
-    def use(self, name: str) -> None:
+    def effective(self, configured: Mapping[str, str], *, check: bool = True) -> dict[str, Setting]:
+        """What providers read, by key: the active context's value, else config.yaml's
+        (``configured``); ``check=False`` only to show them."""
+        active = self.active(check=check)
+        out: dict[str, Setting] = {}
+        for key in self.settings:
+            if active is not None and active.get(key):
+                out[key] = Setting(str(active.get(key)), f"context '{active.name}'", active.name)
+            elif configured.get(key):
+                out[key] = Setting(configured[key], "config.yaml")
+        return out
+
+    def use(self, name: str | None) -> None:
+        """Make ``name`` the active context; ``None`` turns the active one off."""
         data = self._load()
-        if name not in data["contexts"]:
-            self.get(name)  # raises with the known names
+        if name is not None:
+            self._known(data, name)
         data["active"] = name
         self._save(data)
 
-    def set(self, name: str | None, pairs: dict[str, str]) -> Context:
+    def delete(self, name: str) -> bool:
+        """Delete the context ``name``; True when it was the active one (now none is)."""
         data = self._load()
-        target = name or data.get("active") or "default"
-        if not NAME.fullmatch(target):
+        self._known(data, name)
+        del data["contexts"][name]
+        was_active = data.get("active") == name
+        if was_active:
+            data["active"] = None
+        self._save(data)
+        return was_active
+
+    def set(self, name: str | None, pairs: dict[str, str]) -> Context:
+        """Set values of the context ``name``, else of the active one; the first context
+        made becomes the active one. With contexts but none active (turned off), a name
+        is needed: which one to change is not guessed."""
+        data = self._load()
+        if name is not None:
+            target = check_name(name)
+        elif isinstance(data.get("active"), str):
+            target = data["active"]
+        elif not data["contexts"]:
+            target = "default"
+        else:
             raise UsageError(
-                f"'{target}' is not a valid context name", hint="letters, digits, '.', '_' and '-'"
+                "no active context to set values in",
+                hint="name the context: `runtime context set NAME key=value` "
+                f"(contexts: {', '.join(sorted(data['contexts']))})",
             )
+        first = not data["contexts"]
         for key, value in pairs.items():
             if key not in self.settings:
                 raise UsageError(
@@ -185,7 +236,7 @@ class ContextStore:
                 entry.pop(key, None)
             else:
                 entry[key] = value
-        if data.get("active") is None:
+        if first:
             data["active"] = target
         self._save(data)
         return Context(target, dict(entry))

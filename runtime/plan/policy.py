@@ -65,6 +65,30 @@ class Policy:
     def binary_listed(self, name: str) -> bool:
         return name in self.allowed_binaries and name not in NEVER_BINARIES
 
+    def binary_refusal(self, name: str) -> tuple[str, str, str] | None:
+        """Why ``name`` is no binary a step may name, (problem code, message, hint), or
+        ``None`` when it is listed in allowed_binaries (the plan then decides the run,
+        a denial included). One that is also denied gets a hint that offers no user
+        policy: a denied binary stays denied whatever a user policy allows."""
+        if self.binary_listed(name):
+            return None
+        allowed = ", ".join(sorted(self.allowed_binaries))
+        denied = self.denied_name(name)
+        if denied is not None:
+            source = self.denied_binaries[denied]
+            return (
+                "binary-denied",
+                f"binary '{name}' is denied by the policy (denied_binaries of "
+                f"{'the default policy' if source == 'default' else source}: {denied})",
+                "a denied binary is never run, whatever a user policy allows; use a "
+                f"provider operation or an allowed binary: {allowed}",
+            )
+        return (
+            "binary-not-allowed",
+            f"binary '{name}' is not in allowed_binaries",
+            f"allowed: {allowed}; a user policy can allow more (allowed_binaries in policy.yaml)",
+        )
+
     def denied_name(self, name: str, real_name: str | None = None) -> str | None:
         """The denied_binaries entry ``name`` falls under, if any.
 
@@ -520,16 +544,25 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
     try:
         st = os.stat(user_file)
     except FileNotFoundError:
-        if not explicit:
+        if explicit:
+            raise InvalidPolicy(
+                f"RUNTIME_POLICY_FILE names {user_file}, which does not exist",
+                hint="create the file, fix the path, or unset RUNTIME_POLICY_FILE",
+            ) from None
+        if not os.path.islink(user_file):
             return policy
+        # a link to nothing is a broken policy, not no policy: a stricter policy that
+        # silently went missing would fail open
         raise InvalidPolicy(
-            f"RUNTIME_POLICY_FILE names {user_file}, which does not exist",
-            hint="create the file, fix the path, or unset RUNTIME_POLICY_FILE",
+            f"policy file {user_file} is a symbolic link to {os.readlink(user_file)}, "
+            "which does not exist",
+            hint=f"point the link at the policy, or remove {user_file} to run under the "
+            "default policy alone",
         ) from None
     except OSError as exc:
         raise InvalidPolicy(
             f"cannot read policy file {user_file}: {exc.strerror or exc}",
-            hint=_fix_hint(variable),
+            hint=_fix_hint(user_file, variable),
         ) from None
     _check_owner_and_mode(user_file, st, variable)
     try:
@@ -537,21 +570,22 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InvalidPolicy(
-            f"cannot read policy file {user_file}: {reason}", hint=_fix_hint(variable)
+            f"cannot read policy file {user_file}: {reason}", hint=_fix_hint(user_file, variable)
         ) from None
     _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
     return policy
 
 
-def _fix_hint(variable: str | None) -> str:
-    return "fix the file" + (f", or unset {variable}" if variable else "")
+def _fix_hint(path: Path, variable: str | None) -> str:
+    """Fix the file; the variable that named it is a way out only when it is set."""
+    return f"fix {path}" + (f", or unset {variable}" if variable else "")
 
 
 def _check_owner_and_mode(path: Path, st: os.stat_result, variable: str | None) -> None:
     what = kind(st.st_mode)
     if what is not None:
         raise InvalidPolicy(
-            f"policy file {path} is {what}, not a regular file", hint=_fix_hint(variable)
+            f"policy file {path} is {what}, not a regular file", hint=_fix_hint(path, variable)
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         who = "anyone" if st.st_mode & stat.S_IWOTH else "its group"

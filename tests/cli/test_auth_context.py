@@ -410,10 +410,6 @@ def test_context_set_list_use_show(run: Callable[..., Result], gh: GitHubDouble)
 
 
 def test_context_errors_are_usage_errors(run: Callable[..., Result]) -> None:
-    nothing = run("context", "show")
-    assert nothing.code == 2
-    assert "error: no active context" in nothing.stderr
-
     unknown_key = run("context", "set", "work", "colour=blue")
     assert unknown_key.code == 2
     assert "error: unknown context key 'colour'" in unknown_key.stderr
@@ -496,3 +492,174 @@ def test_repo_list_without_a_context_org_lists_your_own(
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "note: no ORG and no context organization: GET /user/repos" in plan.stdout
     assert "ORG = " not in plan.stdout
+
+
+# ------------------------------------------------- contexts: names, delete, off (issue 20)
+
+
+def test_show_on_a_fresh_home_prints_the_empty_effective_context(
+    cli: Callable[..., Result], home: Path
+) -> None:
+    shown = cli("context", "show")
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        "no active context",
+        "  (no values; `runtime context set NAME key=value` creates a context)",
+    ]
+    doc = cli("-o", "json", "context", "show")
+    assert doc.code == 0
+    check_schema(doc.json(), "context")
+    assert doc.json() == {"ok": True, "name": None, "active": False, "values": {}, "sources": {}}
+
+    # config.yaml's values are part of the effective context, marked as such
+    write(home / "config.yaml", "github_host: ghe.example.com\n")
+    assert cli("context", "show").stdout.splitlines() == [
+        "no active context",
+        "  github_host: ghe.example.com (config.yaml)",
+    ]
+    assert cli("context", "set", "work", "organization=acme").code == 0
+    assert cli("context", "show").stdout.splitlines() == [
+        "work (active)",
+        "  github_host: ghe.example.com (config.yaml)",
+        "  organization: acme",
+    ]
+    effective = cli("-o", "json", "context", "show").json()
+    assert effective["values"] == {"github_host": "ghe.example.com", "organization": "acme"}
+    assert effective["sources"] == {"github_host": "config.yaml", "organization": "context 'work'"}
+
+
+@pytest.mark.parametrize("name", ["", " ", "a b", "x\n", "café"])
+def test_an_empty_or_invalid_context_name_is_refused(
+    cli: Callable[..., Result], home: Path, name: str
+) -> None:
+    assert cli("context", "set", "work", "organization=acme").code == 0
+    before = (home / "contexts.json").read_bytes()
+    for args in (
+        ("context", "set", name, "organization=x"),
+        ("context", "use", name),
+        ("context", "show", name),
+        ("context", "delete", name),
+    ):
+        result = cli(*args)
+        assert result.code == 2, (args, result.stdout, result.stderr)
+        assert f"error: {name!r} is not a valid context name" in result.stderr, result.stderr
+        assert "hint: letters, digits, '.', '_' and '-'" in result.stderr
+    assert (home / "contexts.json").read_bytes() == before
+
+
+def test_delete_a_context_and_turn_the_active_one_off(
+    cli: Callable[..., Result], home: Path
+) -> None:
+    assert cli("context", "set", "work", "organization=acme").code == 0
+    assert cli("context", "set", "personal", "organization=me").code == 0
+
+    off = cli("context", "use", "--none")
+    assert off.code == 0, off.stderr
+    assert off.stdout == "no context is active now\n"
+    assert cli("context", "show").stdout.splitlines()[0] == "no active context"
+    assert cli("-o", "json", "context", "list").json()["active"] is None
+    # with contexts but none active, a set without NAME does not guess which one
+    unnamed = cli("context", "set", "organization=x")
+    assert unnamed.code == 2
+    assert "error: no active context to set values in" in unnamed.stderr
+    # and naming one does not make it active again behind the user's back
+    assert cli("context", "set", "personal", "organization=you").code == 0
+    assert cli("-o", "json", "context", "list").json()["active"] is None
+
+    assert cli("context", "use", "work").code == 0
+    deleted = cli("context", "delete", "personal")
+    assert deleted.code == 0, deleted.stderr
+    assert deleted.stdout == "deleted context 'personal'\n"
+    active = cli("context", "delete", "work")
+    assert active.code == 0
+    assert active.stdout == (
+        "deleted context 'work'; it was the active context, so no context is active now\n"
+    )
+    listed = cli("-o", "json", "context", "list").json()
+    assert listed == {"ok": True, "active": None, "contexts": []}
+
+    missing = cli("context", "delete", "work")
+    assert missing.code == 2
+    assert "error: no context named 'work'" in missing.stderr
+
+    doc = cli("-o", "json", "context", "use", "--none")
+    check_schema(doc.json(), "context")
+    assert doc.json() == {"ok": True, "active": None}
+    assert cli("context", "set", "again", "organization=z").code == 0
+    doc = cli("-o", "json", "context", "delete", "again")
+    check_schema(doc.json(), "context")
+    assert doc.json() == {"ok": True, "deleted": "again", "active": None}
+
+    both = cli("context", "use", "work", "--none")
+    assert both.code == 2
+    assert "error: name a context or give --none, not both" in both.stderr
+    neither = cli("context", "use")
+    assert neither.code == 2
+    assert "error: name the context to use, or give --none" in neither.stderr
+    # every write left a whole file behind, and no temporary
+    assert [p.name for p in home.iterdir() if "contexts" in p.name] == ["contexts.json"]
+
+
+# --------------------------------------------------- auth without a keyring or a network
+
+
+def test_logout_without_a_keyring_says_nothing_is_stored(cli_proc: Callable[..., Result]) -> None:
+    no_keyring = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    result = cli_proc("auth", "logout", "github", extra_env=no_keyring)
+    assert result.code == 0, result.stderr
+    assert result.stdout == (
+        "no github.com token is stored: no keyring backend is available on this machine "
+        "(common on headless servers)\n"
+    )
+    assert result.stderr == ""
+
+    with_env = cli_proc(
+        "auth", "logout", "github", extra_env={**no_keyring, "RUNTIME_GITHUB_TOKEN": TOKEN}
+    )
+    assert with_env.code == 0, with_env.stderr
+    assert with_env.stderr == (
+        "note: RUNTIME_GITHUB_TOKEN is still set in this environment and is used; "
+        "`unset RUNTIME_GITHUB_TOKEN` to stop using it\n"
+    )
+    assert TOKEN not in with_env.stdout + with_env.stderr
+
+    doc = cli_proc("-o", "json", "auth", "logout", "github", extra_env=no_keyring)
+    assert doc.code == 0
+    assert doc.json() == {"ok": True, "host": "github.com", "removed": False}
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_host_is_not_a_rejected_token(
+    run: Callable[..., Result], store: dict[tuple[str, str], str]
+) -> None:
+    port = _closed_port()
+    down = {"GITHUB_API_URL": f"http://127.0.0.1:{port}"}
+    login = run("auth", "login", "github", stdin=TOKEN, extra_env=down)
+    assert login.code == 1, login.stdout + login.stderr
+    assert "not accepted" not in login.stderr
+    assert "error: cannot check the token with 127.0.0.1" in login.stderr
+    assert "cannot reach 127.0.0.1" in login.stderr
+    assert "nothing was stored" in login.stderr
+    assert "hint: check the host, the network" in login.stderr
+    assert store == {}
+
+    status = run(
+        "auth",
+        "status",
+        "--live",
+        "--host",
+        f"127.0.0.1:{port}",
+        extra_env={**down, "RUNTIME_GITHUB_TOKEN": TOKEN},
+    )
+    assert status.code == 1, status.stdout + status.stderr
+    assert "NOT valid" not in status.stdout
+    assert (
+        f"; cannot check the token with 127.0.0.1:{port}: cannot reach 127.0.0.1" in status.stdout
+    )

@@ -198,8 +198,12 @@ GRAMMAR_ERRORS = [
         (9, 12, "missing-option", "message="),
     ),
     (
-        "version: v1\nworkflow:\n  - binary: curl\n    args: [x]\n",
+        "version: v1\nworkflow:\n  - binary: sort\n    args: [x]\n",
         (8, 5, "binary-not-allowed", "not in allowed_binaries"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - binary: curl\n    args: [x]\n",
+        (8, 5, "binary-denied", "is denied by the policy"),
     ),
     (
         "version: v1\nworkflow:\n  - binary: runtime\n    args: [capability, execute, x]\n",
@@ -272,7 +276,7 @@ def test_every_problem_is_reported_sorted(cli, work: Path) -> None:
         (6, "unsupported-version"),
         (9, "unknown-key"),
         (10, "missing-argument"),
-        (11, "binary-not-allowed"),
+        (11, "binary-denied"),
         (14, "undeclared-input"),
     ]
     assert problems[-1]["severity"] == "warning"
