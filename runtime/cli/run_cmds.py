@@ -21,6 +21,11 @@ from runtime.errors import ExitCode
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
 )
+RUNNER_HELP = "A capability this runner offers (repeatable; for runnerCapability requirements)."
+STRICT_HELP = (
+    "Count Unknown readiness as not ready, except what runtime can never check "
+    "(MDA tools and model, packages it cannot find)."
+)
 
 
 def _short_args(args: list[str], limit: int = 80) -> str:
@@ -219,6 +224,8 @@ def render_plan_text(prepared: Any) -> None:
             out(
                 f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}"
             )
+            if s.program is not None:
+                out(f"      program: {s.binary_path or f'{s.program} (not found on PATH)'}")
         verdict = "allowed" if s.decision.allowed else "REFUSED"
         reason = f" ({s.decision.reason})" if s.decision.reason else ""
         out(f"      policy: {verdict} by {s.decision.rule}{reason}")
@@ -289,7 +296,7 @@ def show_plan(prepared: Any, command: str) -> int:
                 f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run"
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
-            out("a binary is missing on PATH; nothing would run")
+            out("a program is missing on PATH; nothing would run")
         else:
             out(f"{len(prepared.plan.steps)} step(s) planned; nothing was run")
     return code
@@ -371,9 +378,8 @@ def execute_cmd(
     timeout: float = typer.Option(
         None, "--timeout", help="Per-step time limit in seconds (default: policy)."
     ),
-    strict: bool = typer.Option(
-        False, "--strict", help="Refuse to run when a requirement's readiness is Unknown."
-    ),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
@@ -381,10 +387,22 @@ def execute_cmd(
     ws = workspace()
     ensure_home(ws)
     values = _parse_inputs(inputs)
+    offered = tuple(runner_capability) if runner_capability is not None else None
     if dry_run:
-        run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
+        run = walk(
+            capability_run(ws, name, Mode.PLAN, inputs=values, runner_capabilities=offered),
+            until=preflight,
+        )
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
-    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=timeout, strict=strict)
+    run = capability_run(
+        ws,
+        name,
+        Mode.EXECUTE,
+        inputs=values,
+        timeout=timeout,
+        strict=strict,
+        runner_capabilities=offered,
+    )
     raise typer.Exit(execute_run(run))
 
 
@@ -452,12 +470,8 @@ def preflight_cmd(
     live: bool = typer.Option(
         False, "--live", help="Add bounded, read-only network checks (token, scopes, hosts)."
     ),
-    strict: bool = typer.Option(False, "--strict", help="Count Unknown readiness as not ready."),
-    runner_capability: list[str] = typer.Option(
-        None,
-        "--runner-capability",
-        help="A capability this runner offers (repeatable; for runnerCapability requirements).",
-    ),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Check every requirement (declared and inferred): resolution and readiness. Runs no step."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
@@ -479,7 +493,13 @@ def preflight_cmd(
     )
     report, cap = prepared.report, prepared.capability
     assert report is not None and cap is not None
-    code = 0 if report.ready else int(ExitCode.MISSING_CAPABILITY)
+    code = 0
+    if any(c.requirement.type == "input" for c in report.blocking()):
+        # a required input not given is a usage error, as plan and execute say (2); the
+        # report still shows everything else this machine has or lacks
+        code = int(ExitCode.INVALID)
+    elif not report.ready:
+        code = int(ExitCode.MISSING_CAPABILITY)
     if json_mode():
         emit_json(
             {
