@@ -56,7 +56,9 @@ class Run:
     name: str | None = None  # the capability as the user named it (a path or a name)
     inputs: dict[str, str] = field(default_factory=dict)
     # options of the stations that use them
-    strict: bool = False  # preflight: Unknown readiness blocks too
+    # preflight: Unknown readiness blocks too (advisory ones aside); validate: what the
+    # policy would refuse is an error, not a warning
+    strict: bool = False
     live: bool = False  # preflight: bounded read-only network checks
     runner_capabilities: tuple[str, ...] | None = None
     timeout: float | None = None  # execute: per-step limit (default: the policy's)
@@ -113,15 +115,18 @@ def load(run: Run) -> None:
 def validate(run: Run) -> None:
     """Check each step against what is registered: providers, operations and their form,
     allowed binaries, inputs referenced. While inspecting, problems are only collected."""
-    from runtime.document.validate import check_steps
+    from runtime.document.validate import check_steps, policy_problems
     from runtime.problems import sorted_problems
 
     cap = _capability(run)
     if run.target is None:  # a typed command was checked as it was built
         return
-    run.problems = sorted_problems(
-        [*run.problems, *check_steps(cap, run.ws.registry, run.ws.policy, run.resolved)]
-    )
+    ws = run.ws
+    found = check_steps(cap, ws.registry, ws.policy, run.resolved)
+    if run.mode is Mode.INSPECT:
+        # what the policy would refuse, said before plan time (plan shows it per step)
+        found += policy_problems(cap, ws.registry, ws.policy, run.resolved, strict=run.strict)
+    run.problems = sorted_problems([*run.problems, *found])
     if run.mode is Mode.INSPECT or run.ok:
         return
     errors = [p for p in run.problems if p.is_error]
@@ -142,7 +147,8 @@ def resolve(run: Run) -> None:
     from runtime.services import RunServices
 
     cap = _capability(run)
-    if run.mode is Mode.INSPECT:
+    inspecting = run.mode is Mode.INSPECT
+    if inspecting:
         # what the steps infer without inputs (show's requirements): only if they validate
         if not run.ok:
             return
@@ -153,7 +159,9 @@ def resolve(run: Run) -> None:
         if SECRET_NAME.search(key):
             run.redactor.add(value)
     run.services = RunServices(run.ws, run.redactor)
-    run.plan = build_plan(cap, run.inputs, run.ws, run.services, run.resolved)
+    run.plan = build_plan(
+        cap, run.inputs, run.ws, run.services, run.resolved, refuse=not inspecting
+    )
 
 
 def policy(run: Run) -> None:

@@ -227,14 +227,39 @@ class Operation:
         return tuple(o.name for o in self.options or ())
 
     def effect_of(self, call: BoundCall | None) -> Effect:
-        if call is not None and self.effect_from is not None:
+        """The effect of ``call`` (the declared one while it depends on an unknown input)."""
+        return self.known_effect(call) or self.effect
+
+    def known_effect(self, call: BoundCall | None) -> Effect | None:
+        """The effect of the bound ``call``: what plan, show, validation and the policy all
+        read. None while it depends on an input whose value is not known yet (``api
+        ${method} ...`` before the inputs are given)."""
+        if call is None:
+            return self.effect
+        if self.effect_inputs(call):
+            return None
+        if self.effect_from is not None:
             return self.effect_from(call)
-        if call is not None:
-            for rule in self.effect_rules:
-                value = call.positionals.get(rule.positional)
-                if value is not None and re.search(rule.pattern, value):
-                    return rule.effect
+        for rule in self.effect_rules:
+            value = call.positionals.get(rule.positional)
+            if value is not None and re.search(rule.pattern, value):
+                return rule.effect
         return self.effect
+
+    def effect_inputs(self, call: BoundCall) -> tuple[str, ...]:
+        """The inputs whose values the effect of ``call`` waits for (METHOD of ``api``)."""
+        if self.effect_from is not None:
+            deciding = [p.name for p in self.positionals]
+        else:
+            deciding = [rule.positional for rule in self.effect_rules]
+        return tuple(
+            dict.fromkeys(
+                piece.input or piece.text
+                for name in dict.fromkeys(deciding)
+                for piece in call.pieces_of(name)
+                if piece.missing
+            )
+        )
 
     def possible_effects(self) -> tuple[Effect, ...]:
         found = {self.effect, *(rule.effect for rule in self.effect_rules)}
@@ -360,10 +385,21 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
     names = operation.option_names()
     pending = list(operation.positionals)
     in_flags = False  # for pass-through operations, positionals come before the first flag
+    taken: set[int] = set()  # args read as the value of a flag already refused
     for index, arg in enumerate(rest):
+        if index in taken:
+            continue
         if operation.passthrough and (in_flags or not pending or arg.startswith("-")):
             in_flags = True
             binding.passthrough.append(index)
+            continue
+        if arg.startswith("-") and len(arg) > 1 and operation.transport in ("rest", "graphql"):
+            # an API call's positionals are names and routes: a flag written as for a CLI
+            # (`--limit 5`) never binds as one (ORG, then GET /orgs/--limit/issues)
+            problem, value_index = _flag_problem(operation, rest, index)
+            problems.append(problem)
+            if value_index is not None:
+                taken.add(value_index)
             continue
         # an option is KEY=VALUE: without "=" the pattern is not tried
         match = OPTION_RE.match(arg) if "=" in arg and operation.accepts_options else None
@@ -431,6 +467,46 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
             )
         )
     return binding, problems
+
+
+def _flag_problem(
+    operation: Operation, rest: Sequence[str], index: int
+) -> tuple[BindingProblem, int | None]:
+    """The refusal of the flag ``rest[index]``, with the key=value form it stands for when
+    the operation has that option (``--limit 5``: ``limit=5``), and the index of the arg it
+    took as its value, if any."""
+    flag = rest[index]
+    name, eq, value = flag.lstrip("-").partition("=")
+    keys = operation.option_names()
+    # the option it stands for: a declared one (--per-page: per_page), or any name where
+    # the operation takes any key (api's fields), but not a one-letter flag (-f a=b)
+    key = next(
+        (
+            k
+            for k in (name, name.replace("-", "_"))
+            if k in keys or (operation.options is None and len(k) > 1)
+        ),
+        None,
+    )
+    taken = None
+    if key and not eq:
+        following = rest[index + 1] if index + 1 < len(rest) else None
+        if (
+            following is not None
+            and not following.startswith("-")
+            and not ("=" in following and OPTION_RE.match(following))
+        ):
+            value, taken = following, index + 1
+    message = f"'{_short(flag)}' is a flag; '{operation.name}' takes key=value options, not flags"
+    if key:
+        declared = next((o for o in operation.options or () if o.name == key), None)
+        shown = value or ("true" if declared is not None and declared.type == "bool" else "VALUE")
+        hint = f"write {key}={shown}"
+    elif keys:
+        hint = f"its options are key=value: {', '.join(keys)}"
+    else:
+        hint = f"the form is: {operation.form()}"
+    return BindingProblem(index, message, hint, code="flag-argument"), taken
 
 
 def resolve_call(

@@ -44,7 +44,7 @@ _PAGING = (
 )
 _DIRECTION = Option("direction", "the order of the sort", choices=("asc", "desc"))
 _REPO = Positional("OWNER/REPO", help="a repository, as owner/name", in_route="{owner}/{repo}")
-# ORG of repo list and issue list: else the active context's organization
+# ORG of repo list, issue list and team list: else the active context's organization
 _CONTEXT_ORG = Positional(
     "ORG",
     required=False,
@@ -158,9 +158,9 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     _rest(
         "team list",
-        "Teams of an organization",
+        "Teams of ORG (else the context's organization)",
         scopes=("read:org",),
-        positionals=(Positional("ORG", help="an organization's login", in_route="{org}"),),
+        positionals=(_CONTEXT_ORG,),
         options=_PAGING,
         routes=("GET /orgs/{org}/teams",),
         handler=_OPS + "rest_list",

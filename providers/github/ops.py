@@ -19,6 +19,7 @@ from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP, build_body, dumps
 from runtime.provider import (
     ApiRoute,
+    BindingProblem,
     BoundCall,
     Decision,
     Inspection,
@@ -386,10 +387,18 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
         try:
             fallback = route(operation, "GET", {})
         except StepError:
-            fallback = None
-        inspection.notes.append(
-            f"no {name} and no context {key}" + (f": GET {fallback}" if fallback else "")
-        )
+            # no route without it (team list): refused before anything runs
+            inspection.problems.append(
+                BindingProblem(
+                    -1,
+                    f"'{operation.name}' needs {name}: none is given and the context sets no {key}",
+                    f"give {name} (`{operation.form()}`), or set a default: "
+                    f"runtime context set NAME {key}={name}",
+                    code="missing-argument",
+                )
+            )
+            continue
+        inspection.notes.append(f"no {name} and no context {key}: GET {fallback}")
     return inspection
 
 

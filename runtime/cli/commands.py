@@ -82,38 +82,76 @@ def validate_cmd(
         "--only-capabilities",
         help="Skip Markdown files without a runtime block even when named (pre-commit passes every changed .md).",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Report what the policy would refuse as errors (exit 2), not warnings; the pre-commit hook uses it.",
+    ),
 ) -> None:
-    """Check capabilities against the closed grammar, providers and policy. Runs nothing."""
+    """Check capabilities without running anything or reading the machine.
+
+    Checked: the closed grammar of the runtime block and the frontmatter (keys, types,
+    requires, requirements), that each step names an operation one of the registered
+    providers declares, with arguments of its form and types, or a binary in
+    allowed_binaries, and that each
+    ${reference} names a declared input. Then what the policy would refuse at plan time
+    (denied binaries, subcommands, options and argument runs, denied operations, destroys
+    no allowed_destructive entry lists): a step whose args hold ${inputs} is reported
+    only when it is refused whatever the inputs are; the rest is decided by plan and
+    execute. Policy refusals are warnings, errors with --strict. PATH, credentials, paths
+    and the network are preflight's (`runtime capability preflight`).
+
+    A folder is searched recursively; one that holds no capability is an error (exit 2),
+    as a file that does not exist is.
+    """
     from runtime.document.catalog import resolve_many
+    from runtime.errors import NotFound, UsageError
     from runtime.pipeline import Mode, Run, walk
     from runtime.pipeline import validate as validated
 
     if format not in ("text", "plain", "github"):
-        from runtime.errors import UsageError
-
         raise UsageError(f"--format must be text, plain or github, not '{format}'")
     ws = workspace()
     ensure_home(ws)
-    found = resolve_many(targets, ws.sources, ws.cwd)
     results: list[Any] = []  # the runs, walked to validate
     skipped: list[str] = []
     not_files: list[str] = []  # found in a folder, but not regular files: why, each
-    for target in found:
-        result = walk(Run(ws, Mode.INSPECT, name=target.display, target=target), until=validated)
-        odd = next((p for p in result.problems if p.code == "not-a-file"), None)
-        if odd is not None and not target.explicit:
-            skipped.append(target.display)
-            reason = odd.message.removeprefix("cannot read the file: it is ")
-            not_files.append(f"{target.display} skipped: {reason}")
-            continue
-        if (
-            (only_capabilities or not target.explicit)
-            and not result.has_runtime_block
-            and not any(p.is_error and p.code not in ("no-runtime-block",) for p in result.problems)
-        ):
-            skipped.append(target.display)
-            continue
-        results.append(result)
+    for arg in targets:
+        found = resolve_many([arg], ws.sources, ws.cwd)
+        checked = len(results)
+        for target in found:
+            result = walk(
+                Run(ws, Mode.INSPECT, name=target.display, target=target, strict=strict),
+                until=validated,
+            )
+            odd = next((p for p in result.problems if p.code == "not-a-file"), None)
+            if odd is not None and not target.explicit:
+                skipped.append(target.display)
+                reason = odd.message.removeprefix("cannot read the file: it is ")
+                not_files.append(f"{target.display} skipped: {reason}")
+                continue
+            if (
+                (only_capabilities or not target.explicit)
+                and not result.has_runtime_block
+                and not any(p.is_error and p.code != "no-runtime-block" for p in result.problems)
+            ):
+                skipped.append(target.display)
+                continue
+            results.append(result)
+        if len(results) == checked and not any(t.explicit for t in found):
+            # a folder with nothing to check: said, as git says of a pathspec that
+            # matches no file (not "0 checked", which reads as a pass)
+            plain = len(found)
+            raise NotFound(
+                f"no capability found in {arg} ("
+                + (
+                    f"{plain} Markdown file{'s' if plain != 1 else ''} without a runtime block)"
+                    if plain
+                    else "it holds no Markdown file)"
+                ),
+                hint="a capability is a Markdown file with one ```runtime block; name "
+                "capability files, or a folder that holds some",
+            )
     valid = sum(1 for r in results if r.ok)
     invalid = len(results) - valid
     errors = sum(1 for r in results for p in r.problems if p.is_error)
@@ -159,11 +197,15 @@ def validate_cmd(
                         out(line, styled=True)
         for line in not_files:
             out(line)
-        summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
         without_block = len(skipped) - len(not_files)
-        if without_block:
-            summary += f"; {without_block} Markdown file{'s' if without_block != 1 else ''} without a runtime block skipped"
-        out(summary)
+        skipped_text = f"{without_block} Markdown file{'s' if without_block != 1 else ''} without a runtime block skipped"
+        if not results:  # only files named by pre-commit, none a capability
+            out(f"nothing to check: {skipped_text}")
+        else:
+            summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
+            if without_block:
+                summary += f"; {skipped_text}"
+            out(summary)
     if not ok:
         raise typer.Exit(int(ExitCode.INVALID))
 
@@ -242,7 +284,6 @@ def show_cmd(
 ) -> None:
     """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
     from runtime.pipeline import Mode, capability_run, resolve, walk
-    from runtime.provider import match_operation
 
     ws = workspace()
     ensure_home(ws)
@@ -254,11 +295,14 @@ def show_cmd(
         info: dict[str, Any] = {"index": step.index, "args": step.arg_texts, "line": step.line}
         if step.provider is not None:
             info["provider"] = step.provider
-            provider = ws.registry.get(step.provider)
-            op = match_operation(provider.operations, step.arg_texts) if provider else None
+            op, call = _bound_call(run, step)
             info["operation"] = op.name if op else None
             info["transport"] = op.transport if op else None
-            info["effect"] = op.effect if op else None
+            # the bound call's effect, as plan decides it; None while an input decides it
+            effect = op.known_effect(call) if op and call else None
+            info["effect"] = effect
+            info["effects"] = [effect] if effect else list(op.possible_effects() if op else ())
+            info["effect_inputs"] = list(op.effect_inputs(call)) if op and call else []
         else:
             info["binary"] = step.binary
         steps.append(info)
@@ -290,8 +334,12 @@ def show_cmd(
     out("steps:")
     for s in steps:
         if "provider" in s:
+            effect = s["effect"] or "|".join(s["effects"])
+            if s["effect_inputs"]:
+                names = ", ".join(f"'{n}'" for n in s["effect_inputs"])
+                effect += f": depends on input {names}"
             resolved = (
-                f"-> {s['provider']} {s['operation']} [{s['transport']}, {s['effect']}]"
+                f"-> {s['provider']} {s['operation']} [{s['transport']}, {effect}]"
                 if s["operation"]
                 else "-> (no such operation)"
             )
@@ -314,6 +362,24 @@ def show_cmd(
             out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
         out(problem_line(p), styled=True)
+
+
+def _bound_call(run: Any, step: Any) -> tuple[Any, Any]:
+    """The operation a provider step names and its call as bound without inputs (the plan's,
+    or validation's binding when the capability does not plan); (None, None) if unbound."""
+    from runtime.plan.build import pieces
+    from runtime.provider import match_operation, resolve_call
+
+    if run.plan is not None:
+        planned = next(s for s in run.plan.steps if s.index == step.index)
+        return planned.operation, planned.call
+    texts = step.arg_texts
+    if step.index in run.resolved:
+        op, binding = run.resolved[step.index]
+        rest = texts[len(op.words) :]
+        return op, resolve_call(binding, rest, [pieces(a, {}) for a in rest])
+    provider = run.ws.registry.get(step.provider)
+    return (match_operation(provider.operations, texts) if provider else None), None
 
 
 def _requirements(run: Any) -> list[dict[str, Any]]:

@@ -22,6 +22,11 @@ from runtime.text import printable
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
 )
+RUNNER_HELP = "A capability this runner offers (repeatable; for runnerCapability requirements)."
+STRICT_HELP = (
+    "Count Unknown readiness as not ready, except what runtime can never check "
+    "(MDA tools and model, packages it cannot find)."
+)
 
 
 def _timeout(value: str | None) -> float | None:
@@ -243,6 +248,8 @@ def render_plan_text(prepared: Any) -> None:
             out(
                 f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}"
             )
+            if s.program is not None:
+                out(f"      program: {s.binary_path or f'{s.program} (not found on PATH)'}")
         verdict = "allowed" if s.decision.allowed else "REFUSED"
         reason = f" ({s.decision.reason})" if s.decision.reason else ""
         out(f"      policy: {verdict} by {s.decision.rule}{reason}")
@@ -312,7 +319,7 @@ def show_plan(prepared: Any, command: str) -> int:
                 f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run"
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
-            out("a binary is missing on PATH; nothing would run")
+            out("a program is missing on PATH; nothing would run")
         else:
             out(f"{len(prepared.plan.steps)} step(s) planned; nothing was run")
     return code
@@ -391,9 +398,8 @@ def execute_cmd(
         metavar="SECONDS",
         help="Per-step time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
-    strict: bool = typer.Option(
-        False, "--strict", help="Refuse to run when a requirement's readiness is Unknown."
-    ),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
@@ -402,10 +408,22 @@ def execute_cmd(
     ws = workspace()
     ensure_home(ws)
     values = _parse_inputs(inputs)
+    offered = tuple(runner_capability) if runner_capability is not None else None
     if dry_run:
-        run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
+        run = walk(
+            capability_run(ws, name, Mode.PLAN, inputs=values, runner_capabilities=offered),
+            until=preflight,
+        )
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
-    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=seconds, strict=strict)
+    run = capability_run(
+        ws,
+        name,
+        Mode.EXECUTE,
+        inputs=values,
+        timeout=seconds,
+        strict=strict,
+        runner_capabilities=offered,
+    )
     raise typer.Exit(execute_run(run))
 
 
@@ -477,12 +495,8 @@ def preflight_cmd(
     live: bool = typer.Option(
         False, "--live", help="Add bounded, read-only network checks (token, scopes, hosts)."
     ),
-    strict: bool = typer.Option(False, "--strict", help="Count Unknown readiness as not ready."),
-    runner_capability: list[str] = typer.Option(
-        None,
-        "--runner-capability",
-        help="A capability this runner offers (repeatable; for runnerCapability requirements).",
-    ),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Check every requirement (declared and inferred): resolution and readiness. Runs no step."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
@@ -504,7 +518,13 @@ def preflight_cmd(
     )
     report, cap = prepared.report, prepared.capability
     assert report is not None and cap is not None
-    code = 0 if report.ready else int(ExitCode.MISSING_CAPABILITY)
+    code = 0
+    if any(c.requirement.type == "input" for c in report.blocking()):
+        # a required input not given is a usage error, as plan and execute say (2); the
+        # report still shows everything else this machine has or lacks
+        code = int(ExitCode.INVALID)
+    elif not report.ready:
+        code = int(ExitCode.MISSING_CAPABILITY)
     if json_mode():
         emit_json(
             {

@@ -242,9 +242,14 @@ def parse_runtime_constraint(text: str) -> tuple[str, str] | None:
 def _constraint(node: Node, text: str, scope: Scope) -> Msg | None:
     if parse_runtime_constraint(text) is not None:
         return None
+    # MDA asks only for a string; the form is a SHOULD, so the capability stays valid and
+    # preflight reports the entry as Unknown
     return Msg(
-        "'{text}' is not a runtime constraint",
-        "write <runtime>[<comparator><version>], for example python>=3.11",
+        "'{text}' is not a runtime constraint of the form <runtime>[<comparator><version>]; "
+        "preflight cannot check it (readiness Unknown)",
+        "write it as, for example, java>=17 or python>=3.11",
+        code="requires-runtime-form",
+        severity="warning",
     )
 
 

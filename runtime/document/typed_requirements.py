@@ -14,7 +14,8 @@ mcpServer           serverUrl (http/https)                 required
 mcpTool             serverUrl, name                        required
 mcpResource         serverUrl, uri                         required
 credential          env (^[A-Z_][A-Z0-9_]*$)               required
-runnerCapability    name (a capability name)               required
+runnerCapability    name (a capability name, bare or       required
+                    qualified: huoban.dev/specification)
 contextSource       exactly one of path or url             required for url
 ==================  =====================================  =====================
 
@@ -52,6 +53,10 @@ if TYPE_CHECKING:
 
 NAME = r"[a-z0-9]+(-[a-z0-9]+)*"  # a capability's name
 NAME_64 = r"(?=.{1,64}\Z)" + NAME  # ... of at most 64 characters
+# a runner capability, bare (gpu) or qualified by the DNS name of whoever defines it, as
+# seed 004's own example is (huoban.dev/specification)
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+QUALIFIED_NAME = rf"(?:{_LABEL}(?:\.{_LABEL})*/)?{NAME}"
 ENV = r"[A-Z_][A-Z0-9_]*"
 OBJECT_KINDS = ("capability", "policy", "context")
 ACCESS = ("read", "write", "execute")
@@ -113,7 +118,12 @@ _TARGET_FIELDS: dict[tuple[str, str], Shape] = {
         wrong=_SINGLE,
     ),
     ("runnerCapability", "name"): Text(
-        pattern=NAME, bad=Msg("'{text}' is not a valid capability name"), wrong=_SINGLE
+        pattern=QUALIFIED_NAME,
+        bad=Msg(
+            "'{text}' is not a valid capability name",
+            "a kebab-case name (gpu), or one qualified by a domain (huoban.dev/specification)",
+        ),
+        wrong=_SINGLE,
     ),
 }
 

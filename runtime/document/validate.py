@@ -1,9 +1,11 @@
 """Validation: the grammar plus the checks against registered providers and policy.
 
 Validation never authenticates, contacts a network or runs a step. It checks
-only what the grammar reference gives it: providers and their operations,
-argument forms, and that a binary is in ``allowed_binaries``. Every other
-policy rule is decided at plan time, after substitution.
+what the grammar reference gives it: providers and their operations, argument
+forms, that a binary is in ``allowed_binaries``; and, for ``capability
+validate``, what the policy would refuse (:func:`policy_problems`), decided on
+the args as written where the refusal holds whatever the inputs are. The rest
+of the policy is decided at plan time, after substitution.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from runtime.document.grammar import check_capability, references
 from runtime.document.loader import load_document
 from runtime.document.model import Capability, Step
 from runtime.home.registry import Registry
-from runtime.plan.policy import NEVER_BINARIES, Policy
+from runtime.plan.policy import NEVER_BINARIES, UNKNOWN, Policy
+from runtime.plan.substitute import substitute
 from runtime.problems import Problem, has_errors, sorted_problems
 from runtime.provider import (
     Binding,
+    Decision,
     Operation,
     Piece,
     argument_problems,
@@ -36,7 +40,7 @@ class Validation:
     path: str
     capability: Capability
     problems: list[Problem] = field(default_factory=list)
-    # what validation found for each provider step that binds cleanly: the plan takes
+    # what validation found for each provider step without a problem: the plan takes
     # it as found instead of matching and binding the same args a second time
     resolved: Resolved = field(default_factory=dict)
 
@@ -62,7 +66,8 @@ def validate_file(path: Path, display: str, registry: Registry, policy: Policy) 
 def check_steps(
     cap: Capability, registry: Registry, policy: Policy, resolved: Resolved | None = None
 ) -> list[Problem]:
-    """The steps' problems; ``resolved`` (when given) receives each provider step that binds."""
+    """The steps' problems; ``resolved`` (when given) receives each provider step that binds
+    with no problem."""
     out: list[Problem] = []
     for step in cap.steps:
         out.extend(_check_step(cap, step, registry, policy, resolved))
@@ -162,8 +167,6 @@ def _check_step(
         ]
     offset = len(operation.words)
     binding, binding_problems = bind(operation, texts[offset:])
-    if resolved is not None and not binding_problems:
-        resolved[step.index] = (operation, binding)
     # the declared types and choices of the literal values (a value with a ${reference}
     # is checked at plan time, once known), then the provider's optional ``check`` hook:
     # what it can tell from the args as authored (a REST route GitHub does not document);
@@ -173,6 +176,8 @@ def _check_step(
         pieces = [(Piece(a, None, bool(references(a))),) for a in rest]
         binding_problems = argument_problems(operation, resolve_call(binding, rest, pieces))
         binding_problems += provider.check(operation, rest)
+    if resolved is not None and not binding_problems:  # only a step with no problem
+        resolved[step.index] = (operation, binding)
     out: list[Problem] = []
     for bp in binding_problems:
         if bp.arg_index >= 0:
@@ -181,4 +186,62 @@ def _check_step(
         else:
             line, col = step.args[0].line, step.args[0].column
         out.append(problem(line, col, bp.code, f"step {step.index}: {bp.message}", bp.hint))
+    return out
+
+
+def policy_problems(
+    cap: Capability, registry: Registry, policy: Policy, resolved: Resolved, *, strict: bool
+) -> list[Problem]:
+    """What plan and execute would refuse by policy (exit 3), said before a commit.
+
+    Each step is decided as plan decides it, on its args as written with every declared
+    input's value unknown (:data:`UNKNOWN`): a refusal is reported only when it holds
+    whatever the inputs are (``git push --force ${remote}``); what depends on a value (a
+    subcommand, a method or a route from an input) is left to plan time. The program's
+    real file, the paths a call touches and the host gh is pinned to belong to this
+    machine and are left to plan time too. Warnings; errors when ``strict``.
+    """
+    values = dict.fromkeys(cap.inputs, UNKNOWN)
+    out: list[Problem] = []
+    for step in cap.steps:
+        texts = step.arg_texts
+        args = [substitute(text, values) for text in texts]
+        decision: Decision | None = None
+        if step.binary is not None:
+            if policy.binary_listed(step.binary):  # else already an error of its own
+                owner = registry.program_owner(step.binary)
+                decision = policy.decide_binary(
+                    step.binary,
+                    args,
+                    authored=texts,
+                    api_owner=owner.name if owner is not None else None,
+                )
+        elif step.index in resolved:
+            operation, binding = resolved[step.index]
+            n = len(operation.words)
+            pieces = [(Piece(a, None, UNKNOWN in a),) for a in args[n:]]
+            call = resolve_call(binding, args[n:], pieces)
+            decision = policy.decide_call(step.provider or "", operation, call, authored=texts[n:])
+        if decision is None or decision.allowed:
+            continue
+        what = " ".join([step.binary or step.provider or "", *texts])
+        what = what if len(what) <= 60 else what[:57] + "..."
+        reason = f": {decision.reason}" if decision.reason else ""
+        whatever = ", whatever the inputs," if any(UNKNOWN in a for a in args) else ""
+        hint = "plan and execute refuse this step (exit 3); `runtime capability plan` shows "
+        hint += "the decision, `runtime policy show` the rules"
+        where = step.args[0] if step.args else step
+        out.append(
+            Problem(
+                cap.path,
+                where.line,
+                where.column,
+                "error" if strict else "warning",
+                "policy-refused",
+                # an unknown value has no text of its own
+                f"step {step.index} ({what}) would be refused{whatever} by {decision.rule}"
+                f"{reason}".replace(UNKNOWN, "${...}"),
+                (f"{decision.hint}; {hint}" if decision.hint else hint).replace(UNKNOWN, "${...}"),
+            )
+        )
     return out

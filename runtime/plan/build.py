@@ -45,11 +45,20 @@ class PlannedStep:
     operation: Operation | None = None
     call: BoundCall | None = None
     binary: str | None = None
+    # the program the step starts (the binary, or the program an operation runs: gh), as
+    # found on PATH; None when it is not there
     binary_path: str | None = None
     transport: str = "process"
     effect: str = "write"
     credential: str | None = None
     inspection: Inspection = field(default_factory=Inspection)
+
+    @property
+    def program(self) -> str | None:
+        """The program the step starts: its binary, or the one its operation runs (gh)."""
+        if self.binary is not None:
+            return self.binary
+        return self.operation.program if self.operation is not None else None
 
     @property
     def label(self) -> str:
@@ -88,10 +97,12 @@ class Plan:
 
     @property
     def missing_binaries(self) -> list[PlannedStep]:
+        """Allowed steps whose program (a binary, or gh for an operation run through it) is
+        not on PATH."""
         return [
             s
             for s in self.steps
-            if s.binary is not None and s.binary_path is None and s.decision.allowed
+            if s.program is not None and s.binary_path is None and s.decision.allowed
         ]
 
 
@@ -101,19 +112,23 @@ def build_plan(
     ws: Workspace,
     services: Any,
     resolved: Mapping[int, tuple[Operation, Binding]] | None = None,
+    *,
+    refuse: bool = True,
 ) -> Plan:
     """The plan of every step; ``resolved`` is what validation matched and bound (if given).
 
     Refuses (exit 2, every case at its file:line:column) when an input value would
     become an option of a binary, or when a provider's ``inspect`` finds args its call
-    cannot take (an input that would change a REST route): structure belongs to the
-    author, values to inputs.
+    cannot take (an input that would change a REST route, an ORG neither given nor set
+    in the context): structure belongs to the author, values to inputs. ``refuse=False``
+    (show, which plans without inputs) keeps those in the steps' inspections instead.
     """
     found = resolved or {}
     steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
-    if inputs:
-        _refuse_inputs_as_options(cap, steps)
-    _refuse_bad_arguments(cap, steps)
+    if refuse:
+        if inputs:
+            _refuse_inputs_as_options(cap, steps)
+        _refuse_bad_arguments(cap, steps)
     return Plan(cap, dict(inputs), steps)
 
 
@@ -125,7 +140,8 @@ def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
         step, n = planned.step, len(planned.operation.words) if planned.operation else 0
         for bp in planned.inspection.problems:
             first = first or bp
-            arg = step.args[n + bp.arg_index] if 0 <= n + bp.arg_index < len(step.args) else None
+            at = n + bp.arg_index if bp.arg_index >= 0 else -1  # -1: the whole call
+            arg = step.args[at] if 0 <= at < len(step.args) else None
             line, column = (arg.line, arg.column) if arg and arg.line else (step.line, step.column)
             if line:  # a typed command has no position
                 problems.append(
@@ -261,14 +277,13 @@ def plan_step(
         if decision.allowed and credential is not None:
             host = services.auth.default_host(credential)
             decision = _pinned(step.binary, resolved, _hosts(services, credential, host), decision)
-        path = found_path if decision.allowed else None
         return PlannedStep(
             step.index,
             step,
             resolved,
             decision,
             binary=step.binary,
-            binary_path=path,
+            binary_path=found_path,  # shown even when refused: plan names what would run
             transport="process",
             effect="write",
             credential=credential,
@@ -293,26 +308,9 @@ def plan_step(
         binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
-    # decided on the bound call (the operation and its positionals: METHOD and PATH for
-    # api), never on whatever leading words the args happen to have
-    bound_words = [*operation.words]
-    bound_words += [
-        call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
-    ]
-    # the declared effect, or the bound call's (api DELETE destroys): a destroy runs only
-    # when a policy allows it deliberately
-    effect = operation.effect_of(call)
-    decision = policy.decide_operation(
-        provider.name, bound_words, effect=effect, operation=operation.name
+    decision = policy.decide_call(
+        provider.name, operation, call, authored=texts[n:] if step.line else None
     )
-    if decision.allowed and operation.program is not None:
-        # an operation that runs a program (gh) is also decided as that program's call
-        decision = policy.decide_binary(
-            operation.program,
-            [*operation.words, *resolved[n:]],
-            authored=[*operation.words, *texts[n:]] if step.line else None,
-            api_owner=provider.name,
-        )
     inspection = provider.inspect(operation, call, services)
     # values that are not what the operation declares (a type, a range, a choice), now
     # that inputs are substituted: refused with the provider's own problems (exit 2)
@@ -337,8 +335,9 @@ def plan_step(
         provider=provider.name,
         operation=operation,
         call=call,
+        binary_path=ws.which(operation.program) if operation.program else None,
         transport=operation.transport,
-        effect=effect,
+        effect=operation.effect_of(call),
         credential=operation.credential,
         inspection=inspection,
     )

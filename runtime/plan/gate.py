@@ -36,9 +36,12 @@ def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> None:
         )
     missing = plan.missing_binaries
     if missing:
-        names = ", ".join(sorted({s.binary or "" for s in missing}))
+        # gh for an operation run through it too: found before step 1 runs, not at its step
+        names = ", ".join(sorted({s.program or "" for s in missing}))
+        steps = ", ".join(f"{s.index}: {s.label}" for s in missing)
         raise MissingCapability(
-            f"missing capability: binary {names} not found on PATH; nothing ran",
+            f"missing capability: binary {names} not found on PATH "
+            f"(step{'s' if len(missing) > 1 else ''} {steps}); nothing ran",
             hint="install it, or put it on PATH",
         )
     _confinement(plan, services)

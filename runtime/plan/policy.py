@@ -35,10 +35,16 @@ from runtime.plan.binary import (
     literal_option_uses,
     option_values,
 )
-from runtime.provider import Decision
+from runtime.provider import BoundCall, Decision, Operation
 from runtime.reading import kind, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
+
+# What stands for an input's value when a step is decided before its inputs are known
+# (validation): no value contains it (an input with a NUL is refused). A rule that would
+# decide on it does not decide: the subcommand, a glob, the reading form of git config
+# are left to plan time, so that what is refused here is refused whatever the inputs are.
+UNKNOWN = "\x00"
 
 
 @dataclass
@@ -149,7 +155,7 @@ class Policy:
                 return decision
         if name == "gh":
             for expression in option_values(args, "--jq", "-q"):
-                if jq_reads_environment(expression):
+                if UNKNOWN not in expression and jq_reads_environment(expression):
                     return Decision(
                         False,
                         "built-in: gh's jq never reads the environment",
@@ -192,7 +198,8 @@ class Policy:
             )
         if sub.name is None:
             return None  # `git --version`: no subcommand runs
-        if sub.name not in allowed:
+        known = UNKNOWN not in sub.name  # not an input's value, to be known at plan time
+        if known and sub.name not in allowed:
             return Decision(
                 False,
                 f"allowed_subcommands: {name}",
@@ -211,7 +218,12 @@ class Policy:
                         "run programs (core.sshCommand, core.pager, ...)",
                         "set configuration in the repository yourself if it is really needed",
                     )
-        if name == "git" and sub.name == "config" and not git_config_reads(rest):
+        if (
+            name == "git"
+            and sub.name == "config"
+            and not any(UNKNOWN in arg for arg in rest)
+            and not git_config_reads(rest)
+        ):
             return Decision(
                 False,
                 "built-in: git config only reads",
@@ -241,6 +253,36 @@ class Policy:
         return None
 
     # -- operations -----------------------------------------------------------
+    def decide_call(
+        self,
+        provider: str,
+        operation: Operation,
+        call: BoundCall,
+        *,
+        authored: Sequence[str] | None = None,
+    ) -> Decision:
+        """An operation step's decision, on its bound call: the operation and its
+        positionals (METHOD and PATH for api), never whatever leading words the args
+        happen to have; its effect (api DELETE destroys); and for an operation that runs
+        a program (gh), that program's call as a binary step's would be decided.
+        ``authored``: the args after the operation words as written (None for a command
+        typed by the user)."""
+        bound_words = [*operation.words]
+        bound_words += [
+            call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
+        ]
+        decision = self.decide_operation(
+            provider, bound_words, effect=operation.known_effect(call), operation=operation.name
+        )
+        if decision.allowed and operation.program is not None:
+            decision = self.decide_binary(
+                operation.program,
+                [*operation.words, *call.args],
+                authored=[*operation.words, *authored] if authored is not None else None,
+                api_owner=provider,
+            )
+        return decision
+
     def decide_operation(
         self,
         provider: str,
@@ -256,30 +298,36 @@ class Policy:
         entry matches the same way: a destructive operation is safe by default."""
         tokens = [provider.casefold(), *(a.casefold() for a in args)]
 
-        def matching(entries: list[tuple[tuple[str, ...], str]]) -> tuple[str, str] | None:
+        def matching(
+            entries: list[tuple[tuple[str, ...], str]], unknown: bool
+        ) -> tuple[str, str] | None:
+            # ``unknown``: whether an input's value not known yet counts as matching
             for words, source in entries:
                 if len(words) <= len(tokens) and all(
-                    _word_matches(w, t) for w, t in zip(words, tokens, strict=False)
+                    _word_matches(w, t, unknown) for w, t in zip(words, tokens, strict=False)
                 ):
                     return " ".join(words), source
             return None
 
-        denied = matching(self.denied_operations)
+        # decided before the inputs are known, a denial must hold whatever they are, and
+        # an allowance that might hold leaves the destroy undecided
+        denied = matching(self.denied_operations, unknown=False)
         if denied is not None:
             return Decision(False, f"denied_operations: {denied[0]} ({denied[1]})")
         if effect != "destroy":
             return Decision(True, "no denied_operations entry matches")
-        allowed = matching(self.allowed_destructive)
+        allowed = matching(self.allowed_destructive, unknown=True)
         if allowed is not None:
             return Decision(True, f"allowed_destructive: {allowed[0]} ({allowed[1]})")
         call = " ".join([provider, *args])
         named = f"{provider} {operation}" if operation else call
+        this_one = f", ['{call}'] this one only" if UNKNOWN not in call else ""
         return Decision(
             False,
             "effect destroy (allowed_destructive)",
             f"'{named}' destroys what it names, and no allowed_destructive entry lists it",
             f"to allow it deliberately, list it in your policy file: allowed_destructive: "
-            f"['{named}'] allows every call, ['{call}'] this one only",
+            f"['{named}'] allows every call{this_one}",
         )
 
     # -- files ----------------------------------------------------------------
@@ -360,7 +408,9 @@ _VERSIONED = re.compile(r"[-.]?[0-9][0-9.]*")
 _VARIANT = re.compile(r"\.[a-z][a-z0-9_-]*")
 
 
-def _word_matches(pattern: str, word: str) -> bool:
+def _word_matches(pattern: str, word: str, unknown: bool = False) -> bool:
+    if UNKNOWN in word:  # holds an input's value, not known yet: only `*` matches any
+        return unknown or pattern == "*"
     if "*" in pattern or "?" in pattern:
         return fnmatch.fnmatchcase(word, pattern)
     return pattern == word

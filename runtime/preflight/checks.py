@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from runtime.document.requirements import Requirement, _sanitize, declared
 from runtime.plan.build import Plan
@@ -41,6 +41,10 @@ class Check:
     fix: str | None = None
     checked_at: str | None = None
     valid_until: str | None = None
+    # an Unknown runtime can never settle, whatever the machine: MDA's tools and model
+    # (they describe the consumer's agent and model) and packages it cannot look up
+    # (informational in MDA). Shown, never a refusal, not even with --strict.
+    advisory: bool = False
 
     @property
     def blocks(self) -> bool:
@@ -54,6 +58,7 @@ class Check:
                 "readiness": self.readiness,
                 "reason": self.reason,
                 "fix": self.fix,
+                "advisory": self.advisory,
             }
         )
         if self.checked_at:
@@ -72,11 +77,15 @@ class Report:
     strict: bool = False
 
     def blocking(self) -> list[Check]:
+        """Required checks not ready: False, and with ``strict`` every Unknown that could
+        hide a failure (all but the advisory ones)."""
         return [
             c
             for c in self.checks
             if not c.requirement.optional
-            and (c.readiness == FALSE or (self.strict and c.readiness == UNKNOWN))
+            and (
+                c.readiness == FALSE or (self.strict and c.readiness == UNKNOWN and not c.advisory)
+            )
         ]
 
     @property
@@ -210,14 +219,15 @@ def _which(name: str, ctx: Context) -> str | None:
     return ctx.ws.which(name)
 
 
-def probe_version(path: str, ctx: Context) -> str | None:
-    """``PATH --version``, bounded in time and output; the first dotted number it prints."""
+def probe_version(path: str, ctx: Context, ask: tuple[str, ...] = ("--version",)) -> str | None:
+    """``PATH --version`` (or ``ask``), bounded in time and output; the first dotted number
+    it prints, on stdout or stderr."""
     from runtime.execute.process import ProcessStartError, run_process
 
     env = {k: ctx.ws.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL") if k in ctx.ws.environ}
     try:
         result = run_process(
-            [path, "--version"],
+            [path, *ask],
             env=env,
             cwd=ctx.ws.cwd,
             timeout=PROBE_TIMEOUT,
@@ -232,56 +242,105 @@ def probe_version(path: str, ctx: Context) -> str | None:
     return match.group(1) if match else None
 
 
+class RuntimeProgram(NamedTuple):
+    programs: tuple[str, ...]  # looked up on PATH in this order
+    ask: tuple[str, ...] = ("--version",)  # what makes it print its version
+
+
+# MDA's runtime token is the name its ecosystem uses (rust, node, python...), not always a
+# program's: the well-known ones map to the program that tells their version. Any other
+# name is taken as a program's (git>=2.30).
+RUNTIMES: dict[str, RuntimeProgram] = {
+    "python": RuntimeProgram(("python3", "python")),
+    "python3": RuntimeProgram(("python3",)),
+    "node": RuntimeProgram(("node",)),
+    "nodejs": RuntimeProgram(("node", "nodejs")),
+    "deno": RuntimeProgram(("deno",)),
+    "bun": RuntimeProgram(("bun",)),
+    "rust": RuntimeProgram(("rustc",)),
+    "go": RuntimeProgram(("go",), ("version",)),
+    "golang": RuntimeProgram(("go",), ("version",)),
+    "java": RuntimeProgram(("java",), ("-version",)),  # every Java; --version only from 9
+    "ruby": RuntimeProgram(("ruby",)),
+    "php": RuntimeProgram(("php",)),
+    "perl": RuntimeProgram(("perl",)),
+    "dotnet": RuntimeProgram(("dotnet",)),
+    "lua": RuntimeProgram(("lua",), ("-v",)),
+    "julia": RuntimeProgram(("julia",)),
+    "swift": RuntimeProgram(("swift",)),
+    "dart": RuntimeProgram(("dart",)),
+    "zig": RuntimeProgram(("zig",), ("version",)),
+    "r": RuntimeProgram(("Rscript",)),
+}
+
+
 def check_runtime(req: Requirement, ctx: Context) -> Check:
     from runtime.document.grammar import parse_runtime_constraint
 
     constraint = req.target["constraint"]
     parsed = parse_runtime_constraint(constraint)
     if parsed is None:
-        return Check(req, FALSE, FALSE, f"'{constraint}' is not a runtime constraint")
+        # MDA asks only for a string; the form is a SHOULD: not checked, never invalid
+        return Check(
+            req,
+            UNKNOWN,
+            UNKNOWN,
+            f"'{constraint}' is not of the form <runtime>[<comparator><version>] "
+            "(MDA §10-3.1), so it cannot be checked",
+            "write it as, for example, java>=17",
+        )
     name, spec = parsed
-    candidates = [name, "python3"] if name == "python" else [name]
-    path = next((p for p in (_which(c, ctx) for c in candidates) if p), None)
+    known = RUNTIMES.get(name.lower(), RuntimeProgram((name,)))
+    found = ((p, _which(p, ctx)) for p in known.programs)
+    program, path = next(((p, w) for p, w in found if w), (known.programs[0], None))
     if path is None:
         return Check(
-            req, FALSE, FALSE, f"{name} is not on PATH", f"install {name}{spec} or put it on PATH"
+            req,
+            FALSE,
+            FALSE,
+            f"{name}: {' or '.join(known.programs)} is not on PATH",
+            f"install {name}{spec} or put {program} on PATH",
         )
     if not spec:
-        return Check(req, TRUE, TRUE, f"{name} found at {path}")
+        return Check(req, TRUE, TRUE, f"{name}: found {program} at {path}")
     if not ctx.probe:
         return Check(
             req,
             TRUE,
             UNKNOWN,
-            f"{name} found at {path}; its version is not probed by plan "
+            f"{name}: found {program} at {path}; its version is not probed by plan "
             "(run `runtime capability preflight`)",
         )
-    version = probe_version(path, ctx)
+    probed = f"{name}: probed {program} at {path}"
+    version = probe_version(path, ctx, known.ask)
     if version is None:
-        return Check(
-            req, TRUE, UNKNOWN, f"{name} found at {path}, but its version could not be read"
-        )
+        return Check(req, TRUE, UNKNOWN, f"{probed}, but its version could not be read")
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 
     try:
         ok = SpecifierSet(spec).contains(Version(version), prereleases=True)
     except InvalidVersion:
-        return Check(req, TRUE, UNKNOWN, f"{name} {version}: not a comparable version")
+        return Check(req, TRUE, UNKNOWN, f"{probed}: {version} is not a comparable version")
     if ok:
-        return Check(req, TRUE, TRUE, f"{name} {version} at {path} satisfies {spec}")
+        return Check(req, TRUE, TRUE, f"{probed}: {version} satisfies {spec}")
     return Check(
         req,
         TRUE,
         FALSE,
-        f"{name} {version} at {path} does not satisfy {spec}",
+        f"{probed}: {version} does not satisfy {spec}",
         f"install {name}{spec}",
     )
 
 
 def check_tool(req: Requirement, ctx: Context) -> Check:
     return Check(
-        req, TRUE, UNKNOWN, "tools are opaque names (MDA §10-3.2): recorded, never matched"
+        req,
+        TRUE,
+        UNKNOWN,
+        "tools are opaque names (MDA §10-3.2): recorded, never matched; advisory, never a "
+        "refusal (not even with --strict)",
+        advisory=True,
     )
 
 
@@ -295,10 +354,18 @@ def check_package(req: Requirement, ctx: Context) -> Check:
             req,
             UNKNOWN,
             UNKNOWN,
-            f"{name} is not an executable on PATH; other kinds of package cannot be checked",
+            f"{name} is not an executable on PATH; other kinds of package cannot be checked "
+            "(packages are informational, MDA §10-3.4: never a refusal)",
             f"install {name} if the capability needs it",
+            advisory=True,
         )
-    return Check(req, UNKNOWN, UNKNOWN, f"'{name}' is not a package the runtime can check")
+    return Check(
+        req,
+        UNKNOWN,
+        UNKNOWN,
+        f"'{name}' is not a package the runtime can check (informational: never a refusal)",
+        advisory=True,
+    )
 
 
 def check_network(req: Requirement, ctx: Context) -> Check:
@@ -330,7 +397,13 @@ def check_network(req: Requirement, ctx: Context) -> Check:
 
 
 def check_model(req: Requirement, ctx: Context) -> Check:
-    return Check(req, TRUE, UNKNOWN, "runtime runs no language model: shown, never a refusal")
+    return Check(
+        req,
+        TRUE,
+        UNKNOWN,
+        "runtime runs no language model: shown; advisory, never a refusal (not even with --strict)",
+        advisory=True,
+    )
 
 
 # -- inferred ------------------------------------------------------------------------------------
@@ -586,6 +659,17 @@ def check_path(req: Requirement, ctx: Context) -> Check:
     path = req.target["path"]
     if req.typed:
         return _declared_path(req, ctx)
+    from runtime.document.grammar import REFERENCE
+
+    declared = ctx.plan.capability.inputs
+    waiting = [
+        name
+        for name in dict.fromkeys(m.group(1) for m in REFERENCE.finditer(path))
+        if name in declared and name not in ctx.inputs
+    ]
+    if waiting:  # a preflight without that input: the path is not known yet
+        names = ", ".join(waiting)
+        return Check(req, UNKNOWN, UNKNOWN, f"{path} depends on input {names}, not supplied")
     op = req.target.get("operation")
     step = req.step
     p = Path(path)

@@ -1,5 +1,5 @@
 """Requirements read off the resolved plan: each provider operation, each credential an
-operation needs, each binary, each files path after substitution, each network host a
+operation needs, each binary (and the program an operation runs: gh), each files path after substitution, each network host a
 step contacts, each required input, the confinement programs need."""
 
 from __future__ import annotations
@@ -69,6 +69,18 @@ def inferred(plan: Plan) -> Requirements:
             continue
         if s.operation is None:
             continue
+        program = s.operation.program
+        if program is not None and new(f"binary:{program}"):
+            # the program the operation runs (gh): missing, the run stops before step 1
+            add(
+                Requirement(
+                    f"binary:{program}",
+                    "executable",
+                    {"name": program},
+                    source=where,
+                    step=s.index,
+                )
+            )
         if new(f"operation:{s.provider} {s.operation.name}"):
             add(
                 Requirement(

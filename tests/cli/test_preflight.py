@@ -106,7 +106,8 @@ def test_packages_tools_model_and_cost_hints(cli, work: Path, tmp_path: Path) ->
     assert doc["cost_hints"] == {"tokens-per-call": "5000", "paid-apis": ["openai"]}
     assert doc["warnings"] == ["requires key 'gpu' is not a standard key: shown, not checked"]
     strict, sdoc = preflight(cli, "cap.md", "--strict")
-    assert strict == 5 and "tool:Read" in sdoc["blocking"]
+    # tools, model and packages runtime cannot find are advisory: --strict never refuses them
+    assert strict == 0 and sdoc["blocking"] == [], sdoc["blocking"]
     text = cli("capability", "preflight", "cap.md").stdout
     assert "cost hints: tokens-per-call=5000" in text
     shown = cli("capability", "show", "cap.md").stdout
@@ -131,7 +132,7 @@ def test_inferred_requirements_for_every_step_kind(cli, work: Path, tmp_path: Pa
     write(work / "cap.md", capability(body))
     env = {"PATH": "/usr/bin:/bin", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
     code, doc = preflight(cli, "cap.md", "--input", "dir=out", extra=env)
-    assert code == 5
+    assert code == 2  # an input is missing: as plan and execute say
     assert all(c["origin"] == "inferred" for c in doc["checks"])
     ready = {c["id"]: c["readiness"] for c in doc["checks"]}
     assert ready["input:dir"] == "True" and ready["input:missing"] == "False"
@@ -397,3 +398,76 @@ def test_a_folder_missing_for_many_steps_is_reported_briefly(cli, work: Path) ->
     assert "and 7 more (`runtime capability preflight` lists them all)" in result.stderr
     assert result.stderr.count("files mkdir") == 1, result.stderr
     assert not (work / "missing").exists()
+
+
+# -- MDA runtime names and --strict -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("constraint", "program", "script", "readiness"),
+    [
+        ("rust>=1.75", "rustc", "echo 'rustc 1.80.0 (051478957 2024-07-21)'\n", "True"),
+        ("rust>=1.81", "rustc", "echo 'rustc 1.80.0 (051478957 2024-07-21)'\n", "False"),
+        (
+            "go>=1.21",
+            "go",
+            '[ "$1" = version ] && echo "go version go1.22.1 linux/amd64" || exit 2\n',
+            "True",
+        ),
+        (
+            "java>=17",
+            "java",
+            '[ "$1" = -version ] && echo \'openjdk version "21.0.2" 2024-01-16\' >&2 || exit 1\n',
+            "True",
+        ),
+        ("node>=20", "node", "echo v20.11.1\n", "True"),
+        ("Python>=3.10", "python3", "echo 'Python 3.11.4'\n", "True"),
+    ],
+)
+def test_well_known_runtime_names_probe_their_program(
+    cli, work: Path, tmp_path: Path, constraint: str, program: str, script: str, readiness: str
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir, program, script)
+    write(work / "cap.md", cap_with(f'      runtime: ["{constraint}"]\n', LIST_STEP))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    got, doc = preflight(cli, "cap.md", extra=env)
+    check = by_id(doc, f"runtime:{constraint}")
+    assert check["readiness"] == readiness, check
+    assert f"probed {program} at {bin_dir / program}" in check["reason"], check
+    assert got == (0 if readiness == "True" else 5)
+
+
+def test_a_runtime_outside_the_should_form_is_a_warning_and_unknown(cli, work: Path) -> None:
+    write(work / "cap.md", cap_with('      runtime: ["java 17"]\n', LIST_STEP))
+    checked = cli("--output", "json", "capability", "validate", "cap.md")
+    assert checked.code == 0
+    [problem] = checked.json()["capabilities"][0]["problems"]
+    assert problem["severity"] == "warning" and "'java 17'" in problem["message"]
+    code, doc = preflight(cli, "cap.md")
+    check = by_id(doc, "runtime:java 17")
+    assert code == 0 and (check["resolution"], check["readiness"]) == ("Unknown", "Unknown")
+    assert cli("capability", "execute", "cap.md").code == 0
+
+
+def test_strict_refuses_unknowns_that_could_hide_a_failure_only(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir, "mute", "exit 0\n")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    advisory = (
+        '      tools: ["Read", "Bash"]\n'
+        "      model: { min-context: 100000 }\n"
+        '      packages: ["@example/sdk@^2", "surely-not-installed-pkg"]\n'
+    )
+    write(work / "cap.md", cap_with(advisory, LIST_STEP))
+    code, doc = preflight(cli, "cap.md", "--strict", extra=env)
+    assert code == 0 and doc["blocking"] == [], doc["blocking"]
+    assert by_id(doc, "tool:Read")["advisory"] is True
+    assert by_id(doc, "model")["readiness"] == "Unknown"
+    assert cli("capability", "execute", "--strict", "cap.md", extra_env=env).code == 0
+    write(work / "cap.md", cap_with(advisory + '      runtime: ["mute>=1"]\n', LIST_STEP))
+    code, doc = preflight(cli, "cap.md", "--strict", extra=env)
+    assert code == 5 and doc["blocking"] == ["runtime:mute>=1"]
+    assert by_id(doc, "runtime:mute>=1")["advisory"] is False

@@ -349,3 +349,42 @@ def test_typed_requirements_join_the_execute_gate(cli, work: Path) -> None:
     assert origins["token"] == "declared" and origins["network"] == "declared"
     assert origins["operation:files write"] == "inferred"
     assert cli("capability", "execute", "cap.md", extra_env={"DEPLOY_TOKEN": "x"}).code == 0
+
+
+QUALIFIED = """      - id: spec-writer
+        type: runnerCapability
+        target: {name: huoban.dev/specification}
+        freshness: {maxAgeSeconds: 60}
+"""
+
+
+def test_a_qualified_runner_capability_validates(cli, work: Path) -> None:
+    assert validate(cli, work, QUALIFIED) == []
+    bad = QUALIFIED.replace("huoban.dev/specification", "Huoban.dev/Spec//x")
+    [(_, _, code, message)] = validate(cli, work, bad)
+    assert (code, message) == (
+        "requirement-target",
+        "'Huoban.dev/Spec//x' is not a valid capability name",
+    )
+
+
+def test_execute_takes_runner_capabilities_as_preflight_does(cli, work: Path) -> None:
+    offered = ("--runner-capability", "huoban.dev/specification")
+    code, doc = preflight(cli, work, QUALIFIED, *offered)
+    assert code == 0 and check_of(doc, "spec-writer")["readiness"] == "True"
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, out.txt, x]\n",
+            "metadata:\n  runtime:\n    requirements:\n" + QUALIFIED,
+        ),
+    )
+    refused = cli("capability", "execute", "cap.md", "--runner-capability", "gpu")
+    assert refused.code == 5, refused.stderr
+    assert "the runner does not offer huoban.dev/specification" in refused.stderr
+    assert not (work / "out.txt").exists()
+    strict = cli("capability", "execute", "cap.md", "--strict")
+    assert strict.code == 5 and not (work / "out.txt").exists()
+    ran = cli("capability", "execute", "cap.md", "--strict", *offered)
+    assert ran.code == 0, ran.stderr
+    assert (work / "out.txt").exists()

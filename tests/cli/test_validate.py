@@ -376,7 +376,7 @@ FRONTMATTER_CASES = [
     ),
     (
         'metadata:\n  mda:\n    requires:\n      runtime: ["python=>3.11"]\n',
-        (5, 17, "error", "requires-shape"),
+        (5, 17, "warning", "requires-runtime-form"),  # MDA asks only for a string
     ),
     (
         "metadata:\n  mda:\n    requires:\n      network: internet\n",

@@ -548,7 +548,7 @@ def test_network_is_a_level_or_a_list_of_hosts(network: str) -> None:
     ("line", "expected"),
     [
         ("runtime: python>=3.11", (5, 16, "error", "requires-shape")),
-        ('runtime: ["python=>3.11"]', (5, 17, "error", "requires-shape")),
+        ('runtime: ["python=>3.11"]', (5, 17, "warning", "requires-runtime-form")),
         ("runtime: [[python]]", (5, 17, "error", "requires-shape")),
         ("network: internet", (5, 16, "error", "requires-shape")),
         ("network: {a: b}", (5, 16, "error", "requires-shape")),

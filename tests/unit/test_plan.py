@@ -390,7 +390,8 @@ def test_a_binary_step_is_resolved_on_path_when_allowed(
     assert step.binary_path == str(tmp_path / "bin" / "git")
     assert (step.transport, step.credential) == ("process", None)
     refused = plan(ws, services, "  - binary: git\n    args: [push, --force]\n").steps[0]
-    assert refused.binary_path is None  # a refused step names no program
+    assert not refused.decision.allowed
+    assert refused.binary_path == step.binary_path  # plan names what would have run
 
 
 def test_an_allowed_binary_missing_from_path_is_a_missing_binary(
@@ -454,7 +455,6 @@ def test_a_gh_binary_step_is_pinned_to_its_host(
     assert step.decision.rule == "built-in: gh is pinned to its host"
     assert step.decision.reason.startswith(f"'{what}' names the host ")
     assert "not github.com, which gh's token is for" in step.decision.reason
-    assert step.binary_path is None
     assert step.credential == "github"
 
 
