@@ -10,7 +10,15 @@ import typer
 
 from runtime import __version__
 from runtime.cli.completion import capability_names
-from runtime.cli.render import emit_json, out, problem_block, problem_line, table
+from runtime.cli.render import (
+    emit_json,
+    out,
+    plural,
+    problem_block,
+    problem_line,
+    step_ranges,
+    table,
+)
 from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
 
@@ -150,9 +158,12 @@ def validate_cmd(
                 else:
                     for line in problem_block(p, lines):
                         out(line)
-        summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
+        summary = (
+            f"{len(results)} checked: {valid} valid, {invalid} invalid "
+            f"({plural(errors, 'error')}, {plural(warnings, 'warning')})"
+        )
         if skipped:
-            summary += f"; {len(skipped)} Markdown file{'s' if len(skipped) != 1 else ''} without a runtime block skipped"
+            summary += f"; {plural(len(skipped), 'Markdown file')} without a runtime block skipped"
         out(summary)
     if not ok:
         raise typer.Exit(int(ExitCode.INVALID))
@@ -282,8 +293,7 @@ def show_cmd(
     if cap.lineage:
         out("lineage:")
         for e in cap.lineage:
-            ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in e.steps)
-            out(f"  {e.name}" + (f" (steps {ranges})" if ranges else ""))
+            out(f"  {e.name}" + (f" ({step_ranges(e.steps)})" if e.steps else ""))
     if cap.requires:
         out("requires:")
         for key, value in cap.requires.items():
@@ -341,8 +351,7 @@ def dependents_cmd(
         out(f"no capability names '{name}' in its Lineage")
         return
     for h in hits:
-        ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in h["steps"])
-        out(f"{h['name']}  {h['path']}" + (f"  (steps {ranges})" if ranges else ""))
+        out(f"{h['name']}  {h['path']}" + (f"  ({step_ranges(h['steps'])})" if h["steps"] else ""))
 
 
 @capability_app.command("new")

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from runtime.cli.render import emit_json, out, paint
+from runtime.cli.render import emit_json, out, paint, plural
 from runtime.cli.session import json_mode, workspace
 
 doctor_app = typer.Typer(rich_markup_mode=None)
@@ -241,5 +241,5 @@ def doctor_cmd() -> None:
             )
             if c["fix"] and c["status"] != "ok":
                 out(f"        fix: {c['fix']}")
-        out("healthy" if not errors else f"{len(errors)} problem(s) to fix")
+        out("healthy" if not errors else f"{plural(len(errors), 'problem')} to fix")
     raise typer.Exit(code)
