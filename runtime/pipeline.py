@@ -273,7 +273,7 @@ def command_run(
     starts at load with the capability already there.
     """
     from runtime.document.loader import Document
-    from runtime.provider import bind, match_operation
+    from runtime.provider import bind, did_you_mean, match_operation, similar_operations
 
     label = f"runtime {provider or 'command run ' + (binary or '')}"
     if provider is not None:
@@ -283,7 +283,8 @@ def command_run(
         if op is None:
             raise UsageError(
                 f"'{' '.join(args[:2])}' is not an operation of '{provider}'",
-                hint=f"run `runtime {provider} --help` for the operations",
+                hint=did_you_mean(similar_operations(found.operations, args))
+                + f"run `runtime {provider} --help` for the operations",
             )
         _, problems = bind(op, args[len(op.words) :])
         if problems:

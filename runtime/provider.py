@@ -375,6 +375,25 @@ def match_operation(operations: Sequence[Operation], args: Sequence[str]) -> Ope
     return best
 
 
+def similar_operations(operations: Sequence[Operation], args: Sequence[str]) -> list[str]:
+    """The names of the operations ``args`` probably meant (``isue list``: ``issue list``),
+    closest first: for a "did you mean" when no operation matches."""
+    from difflib import SequenceMatcher
+
+    scored = []
+    for op in operations:
+        typed = " ".join(args[: len(op.words)])
+        ratio = SequenceMatcher(None, typed, op.name).ratio()
+        if ratio >= 0.75:
+            scored.append((-ratio, op.name))
+    return [name for _, name in sorted(scored)[:3]]
+
+
+def did_you_mean(names: Sequence[str]) -> str:
+    """``did you mean 'issue list'?`` (or nothing) for a hint."""
+    return f"did you mean {' or '.join(repr(n) for n in names)}? " if names else ""
+
+
 def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[BindingProblem]]:
     """Split the args after the operation words into positionals, options, passthrough.
 

@@ -21,6 +21,7 @@ from runtime.cli.session import STATE
 from runtime.cli.session import ensure_home as ensure_home
 from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
+from runtime.cli.shape import finish, help_text, output_option, suggest
 
 if TYPE_CHECKING:
     from runtime.errors import Failure
@@ -61,6 +62,18 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
 class LazyGroup(TyperGroup):
     """The root group: imports a command's module only when that command runs."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.insert(0, output_option(root=True))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as error:
+            if args and _is_usage_error(error):
+                suggest(self, ctx, error, args[0])
+            raise
+
     def list_commands(self, ctx: Any) -> list[str]:
         from runtime.home.registry import provider_names
 
@@ -83,7 +96,7 @@ class LazyGroup(TyperGroup):
             from runtime.cli.provider_cmd import provider_app
 
             sub = provider_app(cmd_name)
-        command = typer.main.get_command(sub)
+        command = finish(typer.main.get_command(sub))
         command.name = cmd_name
         return command
 
@@ -121,13 +134,6 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
-    output: str = typer.Option(
-        "text",
-        "--output",
-        "-o",
-        help="Output format: text, or json (exactly one JSON document on stdout).",
-        envvar="RUNTIME_OUTPUT",
-    ),
     version: bool = typer.Option(
         False,
         "--version",
@@ -136,20 +142,25 @@ def _root(
         help="Print the version and exit.",
     ),
 ) -> None:
-    if output not in ("text", "json"):
-        from runtime.errors import UsageError
+    """Run capabilities (Markdown files with one runtime block) deterministically and safely.
 
-        raise UsageError(f"--output must be text or json, not '{output}'", hint="use --output json")
-    STATE.output = output
+    The output format (-o/--output, set by LazyGroup) may also follow the command."""
 
 
 def _argv_wants_json(argv: list[str]) -> bool:
+    """Whether a failure found before the options were parsed is reported as JSON: the
+    last --output on the line (before ``--``), else RUNTIME_OUTPUT."""
+    wanted = os.environ.get("RUNTIME_OUTPUT")
     for i, arg in enumerate(argv):
-        if arg in ("--output", "-o") and i + 1 < len(argv) and argv[i + 1] == "json":
-            return True
-        if arg == "--output=json":
-            return True
-    return os.environ.get("RUNTIME_OUTPUT") == "json"
+        if arg == "--":
+            break
+        if arg in ("--output", "-o") and i + 1 < len(argv):
+            wanted = argv[i + 1]
+        elif arg.startswith("--output="):
+            wanted = arg.partition("=")[2]
+        elif arg.startswith("-o") and not arg.startswith("--") and len(arg) > 2:
+            wanted = arg[2:]
+    return wanted == "json"
 
 
 def _report_failure(failure: Failure, as_json: bool) -> int:
@@ -256,6 +267,10 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     """
     from runtime.errors import Failure, InternalError, Interrupted, UsageError
 
+    shown = help_text(exc)
+    if shown is not None:  # `runtime` or a group alone: its help, as gh prints it
+        sys.stdout.write(shown + "\n")
+        return 0
     if isinstance(exc, SystemExit):  # raised by code we call: keep its status
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     as_json = _argv_wants_json(args)

@@ -10,7 +10,16 @@ import typer
 
 from runtime import __version__
 from runtime.cli.completion import capability_names
-from runtime.cli.render import emit_json, err, out, problem_block, problem_line, table
+from runtime.cli.render import (
+    emit_json,
+    err,
+    out,
+    plural,
+    problem_block,
+    problem_line,
+    step_ranges,
+    table,
+)
 from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
 
@@ -198,11 +207,14 @@ def validate_cmd(
         for line in not_files:
             out(line)
         without_block = len(skipped) - len(not_files)
-        skipped_text = f"{without_block} Markdown file{'s' if without_block != 1 else ''} without a runtime block skipped"
+        skipped_text = f"{plural(without_block, 'Markdown file')} without a runtime block skipped"
         if not results:  # only files named by pre-commit, none a capability
             out(f"nothing to check: {skipped_text}")
         else:
-            summary = f"{len(results)} checked: {valid} valid, {invalid} invalid ({errors} errors, {warnings} warnings)"
+            summary = (
+                f"{len(results)} checked: {valid} valid, {invalid} invalid "
+                f"({plural(errors, 'error')}, {plural(warnings, 'warning')})"
+            )
             if without_block:
                 summary += f"; {skipped_text}"
             out(summary)
@@ -349,8 +361,7 @@ def show_cmd(
     if cap.lineage:
         out("lineage:")
         for e in cap.lineage:
-            ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in e.steps)
-            out(f"  {e.name}" + (f" (steps {ranges})" if ranges else ""))
+            out(f"  {e.name}" + (f" ({step_ranges(e.steps)})" if e.steps else ""))
     if cap.requires:
         out("requires:")
         for key, value in cap.requires.items():
@@ -426,8 +437,7 @@ def dependents_cmd(
         out(f"no capability names '{name}' in its Lineage")
         return
     for h in hits:
-        ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in h["steps"])
-        out(f"{h['name']}  {h['path']}" + (f"  (steps {ranges})" if ranges else ""))
+        out(f"{h['name']}  {h['path']}" + (f"  ({step_ranges(h['steps'])})" if h["steps"] else ""))
 
 
 @capability_app.command("new")

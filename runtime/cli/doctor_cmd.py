@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from runtime.cli.render import emit_json, out, paint
+from runtime.cli.render import emit_json, out, paint, plural
 from runtime.cli.session import json_mode, workspace
 from runtime.text import printable
 
@@ -250,5 +250,5 @@ def doctor_cmd() -> None:
             out(f"{status} {printable(c['check'])}: {printable(c['detail'])}", styled=True)
             if c["fix"] and c["status"] != "ok":
                 out(f"        fix: {c['fix']}")
-        out("healthy" if not errors else f"{len(errors)} problem(s) to fix")
+        out("healthy" if not errors else f"{plural(len(errors), 'problem')} to fix")
     raise typer.Exit(code)

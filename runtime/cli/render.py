@@ -46,6 +46,19 @@ def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
     target.flush()
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 error``, ``2 errors``; ``many`` for a word whose plural is not word + s."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def step_ranges(ranges: Iterable[Sequence[int]]) -> str:
+    """``step 2``, ``steps 1-3``, ``steps 1, 4``: the steps a Lineage entry names."""
+    pairs = [(r[0], r[1]) for r in ranges]
+    text = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in pairs)
+    one = len(pairs) == 1 and pairs[0][0] == pairs[0][1]
+    return f"step {text}" if one else f"steps {text}"
+
+
 def out(text: str = "", *, styled: bool = False) -> None:
     sys.stdout.write((text if styled else printable(text, "\n\t")) + "\n")
 

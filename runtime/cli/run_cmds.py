@@ -14,7 +14,7 @@ import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
-from runtime.cli.render import emit_json, err, out, out_wrapped
+from runtime.cli.render import emit_json, err, out, out_wrapped, plural
 from runtime.cli.session import ensure_home, json_mode, lost_output, reader_gone, workspace
 from runtime.errors import ExitCode
 from runtime.text import printable
@@ -251,8 +251,8 @@ def render_plan_text(prepared: Any) -> None:
             if s.program is not None:
                 out(f"      program: {s.binary_path or f'{s.program} (not found on PATH)'}")
         verdict = "allowed" if s.decision.allowed else "REFUSED"
-        reason = f" ({s.decision.reason})" if s.decision.reason else ""
-        out(f"      policy: {verdict} by {s.decision.rule}{reason}")
+        reason = f": {s.decision.reason}" if s.decision.reason else ""
+        out(f"      policy: {verdict} [{s.decision.rule}]{reason}")
         for note in s.inspection.notes:
             out(f"      note: {red.text(note)}")
     for p in prepared.warnings:
@@ -316,12 +316,13 @@ def show_plan(prepared: Any, command: str) -> int:
             render_preflight_text(report, heading="preflight (offline, no version probes):")
         if code == int(ExitCode.POLICY_REFUSED):
             out(
-                f"{len(prepared.plan.refused)} step(s) would be refused by policy; nothing would run"
+                f"{plural(len(prepared.plan.refused), 'step')} would be refused by policy; "
+                "nothing would run"
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
             out("a program is missing on PATH; nothing would run")
         else:
-            out(f"{len(prepared.plan.steps)} step(s) planned; nothing was run")
+            out(f"{plural(len(prepared.plan.steps), 'step')} planned; nothing was run")
     return code
 
 
@@ -345,9 +346,10 @@ def _render_run(prepared: Any, result: Any) -> None:
     failed = result.failed_step
     applied_note = None
     if failed is not None and ok_count:
+        done = [str(r.planned.index) for r in result.results if r.status == "ok"]
         applied_note = (
-            f"steps {', '.join(str(r.planned.index) for r in result.results if r.status == 'ok')} "
-            "stay applied: capabilities are not transactional"
+            f"{'step' if len(done) == 1 else 'steps'} {', '.join(done)} "
+            f"{'stays' if len(done) == 1 else 'stay'} applied: capabilities are not transactional"
         )
     if json_mode():
         cap = prepared.capability
@@ -455,12 +457,21 @@ def _command_group() -> None:
     """Run an allow-listed binary directly (a group, so that `run` stays a subcommand)."""
 
 
+# Everything after BINARY is the binary's (`runtime command run git log -o x` hands -o to
+# git); runtime's own options (--timeout, -o) come before BINARY.
 @command_app.command(
-    "run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+    "run",
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "allow_interspersed_args": False,
+    },
 )
 def command_run_cmd(
-    ctx: typer.Context,
     binary: str = typer.Argument(..., help="An allow-listed binary name."),
+    args: list[str] = typer.Argument(
+        None, help="The binary's arguments, as given: everything after BINARY is the binary's."
+    ),
     timeout: str = typer.Option(
         None,
         "--timeout",
@@ -468,13 +479,15 @@ def command_run_cmd(
         help="Time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
 ) -> None:
-    """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step."""
+    """Run an allow-listed binary with ARGS (no shell), under the same policy as a binary step.
+
+    runtime's own options (--timeout, -o) come before BINARY."""
     from runtime.pipeline import command_run
 
     seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
-    raise typer.Exit(execute_run(command_run(ws, None, binary, list(ctx.args), timeout=seconds)))
+    raise typer.Exit(execute_run(command_run(ws, None, binary, list(args or []), timeout=seconds)))
 
 
 def run_direct(ws: Any, provider: Any, args: list[str]) -> int:

@@ -27,8 +27,10 @@ from runtime.provider import (
     Piece,
     argument_problems,
     bind,
+    did_you_mean,
     match_operation,
     resolve_call,
+    similar_operations,
 )
 
 # step index -> the operation a provider step names and how its args bind to it
@@ -161,7 +163,8 @@ def _check_step(
                 where.column if where else step.column,
                 "unknown-operation",
                 f"step {step.index}: '{words}' is not an operation of '{provider.name}'",
-                f"run `runtime {provider.name} --help` for the operations; they are: "
+                did_you_mean(similar_operations(provider.operations, texts))
+                + f"run `runtime {provider.name} --help` for the operations; they are: "
                 + ", ".join(op.name for op in provider.operations),
             )
         ]

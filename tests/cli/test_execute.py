@@ -171,7 +171,7 @@ def test_stop_at_first_failure_reports_not_run_and_applied_steps(cli, work: Path
     assert result.code == 1
     assert "not UTF-8 text" in result.stdout
     assert "failed: step 2 (files read) failed; step 3 not run" in result.stdout
-    assert "note: steps 1 stay applied: capabilities are not transactional" in result.stdout
+    assert "note: step 1 stays applied: capabilities are not transactional" in result.stdout
     assert (work / "a.txt").exists() and not (work / "c.txt").exists()
     doc = cli("--output", "json", "capability", "execute", "cap.md").json()
     check_schema(doc, "execute")
@@ -481,7 +481,7 @@ def test_dry_run_shows_refusals_with_exit_3(cli, work: Path) -> None:
     )
     result = cli("capability", "execute", "--dry-run", "cap.md")
     assert result.code == 3
-    assert "policy: REFUSED by write_roots (default)" in result.stdout
+    assert "policy: REFUSED [write_roots (default)]" in result.stdout
 
 
 # -- direct calls --------------------------------------------------------------------------

@@ -22,7 +22,7 @@ CAP = capability(
 def test_preflight_shows_whole_values_when_not_on_a_terminal(cli, work: Path) -> None:
     write(work / "long.md", CAP)
     result = cli("capability", "preflight", "long.md")
-    assert result.code == 5, result.stdout + result.stderr
+    assert result.code == 2, result.stdout + result.stderr  # a missing input: exit 2
     row = next(line for line in result.stdout.splitlines() if f"input:{NAME}" in line)
     assert row.endswith(REASON), row
     doc = cli("-o", "json", "capability", "preflight", "long.md")
@@ -33,7 +33,7 @@ def test_preflight_shows_whole_values_when_not_on_a_terminal(cli, work: Path) ->
 def test_preflight_wraps_to_columns_without_cutting(cli, work: Path) -> None:
     write(work / "long.md", CAP)
     narrow = cli("capability", "preflight", "long.md", extra_env={"COLUMNS": "80"})
-    assert narrow.code == 5
+    assert narrow.code == 2
     lines = narrow.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, narrow.stdout
     # too narrow for a REASON column: each reason goes below its row, whole

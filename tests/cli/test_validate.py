@@ -253,7 +253,7 @@ def test_text_output_has_file_line_column_caret_and_hint(cli, work: Path) -> Non
     assert lines[1] == "  9 |     transport: rest"
     assert lines[2] == "    |     ^"
     assert lines[3].startswith("  hint: remove it")
-    assert lines[-1] == "1 checked: 0 valid, 1 invalid (1 errors, 0 warnings)"
+    assert lines[-1] == "1 checked: 0 valid, 1 invalid (1 error, 0 warnings)"
 
 
 def test_every_problem_is_reported_sorted(cli, work: Path) -> None:
@@ -485,7 +485,7 @@ def test_folders_recursively_skip_markdown_without_a_block(cli, work: Path) -> N
     result = cli("capability", "validate", "caps")
     assert result.code == 2
     assert result.stdout.splitlines()[-1] == (
-        "3 checked: 2 valid, 1 invalid (1 errors, 0 warnings); 1 Markdown file without a runtime block skipped"
+        "3 checked: 2 valid, 1 invalid (1 error, 0 warnings); 1 Markdown file without a runtime block skipped"
     )
     doc = cli("--output", "json", "capability", "validate", "caps").json()
     check_schema(doc, "validate")

@@ -1,0 +1,102 @@
+"""How every command reads, applied once to the command tree typer builds.
+
+Typer turns each command module's app into click commands; :func:`finish` then
+gives the whole tree the conventions people type and read by:
+
+- the global options (``--output``/``-o``) are accepted after the command too
+  (``runtime capability execute X -o json``), as gh accepts its flags anywhere;
+- a usage line names its arguments as click and git do (``NAME``,
+  ``[NAME]``, ``TARGETS...``, ``[ARGS]...``), not typer's ``{name}``;
+- the shell-completion options appear once, on ``runtime`` itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperArgument, TyperOption
+
+from runtime.cli.session import STATE
+
+OUTPUTS = ("text", "json")
+_COMPLETION_PARAMS = frozenset({"install_completion", "show_completion"})
+
+
+# typer vendors click (typer._click): parameters are built with typer's classes, and click's
+# errors are told by their class names.
+
+
+def _set_output(ctx: Any, param: Any, value: str | None) -> None:
+    if value is None:
+        return
+    if value not in OUTPUTS:
+        raise typer.BadParameter(f"'{value}' is not one of: text, json")
+    STATE.output = value
+
+
+def _complete_output(ctx: Any, args: list[str], incomplete: str) -> list[str]:
+    return [o for o in OUTPUTS if o.startswith(incomplete)]
+
+
+def output_option(*, root: bool) -> TyperOption:
+    """``-o/--output``: on ``runtime`` itself with its default and environment variable;
+    on a command only when given there, so that it overrides what came before."""
+    return TyperOption(
+        param_decls=["-o", "--output"],
+        metavar="[text|json]",
+        autocompletion=_complete_output,
+        default="text" if root else None,
+        envvar="RUNTIME_OUTPUT" if root else None,
+        show_envvar=root,
+        show_default=root,
+        expose_value=False,
+        callback=_set_output,
+        help="Output format: text, or json (exactly one JSON document on stdout)."
+        if root
+        else "Output format, as `runtime --output`: text or json.",
+    )
+
+
+class _Argument(TyperArgument):
+    """An argument shown as click shows one: NAME, [NAME], NAME... (typer writes {name})."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        var = (self.metavar or self.name or "").upper()
+        if usage and not self.required:
+            var = f"[{var}]"
+        return var + ("..." if self.nargs != 1 else "")
+
+
+def finish(command: Any, *, root: bool = False) -> Any:
+    """Give ``command`` and everything below it the conventions above; returns it."""
+    if not root:
+        command.params = [p for p in command.params if p.name not in _COMPLETION_PARAMS]
+    for param in command.params:
+        if type(param) is TyperArgument:
+            param.__class__ = _Argument  # same state, click's way of writing its name
+    if hasattr(command, "list_commands"):  # a group
+        for sub in command.commands.values():
+            finish(sub)
+    elif not any("--output" in getattr(p, "opts", ()) for p in command.params):
+        command.params.append(output_option(root=False))
+    return command
+
+
+def suggest(group: Any, ctx: Any, error: Any, word: str) -> None:
+    """Add "Did you mean ...?" to an unknown-command error, from the commands ``group``
+    lists (a lazy group has no ``commands`` dict for typer's own suggestion to read)."""
+    from difflib import get_close_matches
+
+    matches = get_close_matches(word, group.list_commands(ctx))
+    if matches and "Did you mean" not in error.message:
+        names = ", ".join(repr(m) for m in matches)
+        error.message = f"{error.message.rstrip('.')}. Did you mean {names}?"
+
+
+def help_text(error: BaseException) -> str | None:
+    """The help a bare group prints (``runtime``, ``runtime capability``), if ``error`` is
+    click's "no arguments, show help" error."""
+    if type(error).__name__ != "NoArgsIsHelpError" or getattr(error, "ctx", None) is None:
+        return None
+    return str(error.ctx.get_help())  # type: ignore[attr-defined]

@@ -1,0 +1,216 @@
+"""How the command line reads: global options where people type them, did-you-mean,
+usage lines, help on a bare group, and the words of the summaries (issue 20, 9 and 12)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_ecosystem import complete
+from tests.conftest import Result, capability, write
+
+Cli = Callable[..., Result]
+
+LIST_STEP = "version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"
+
+
+# -- 9. global options after the command ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["capability", "show", "cap.md", "--output", "json"],
+        ["capability", "show", "cap.md", "-o", "json"],
+        ["capability", "show", "cap.md", "--output=json"],
+        ["capability", "show", "-ojson", "cap.md"],
+        ["-o", "text", "capability", "show", "cap.md", "-o", "json"],  # the later one wins
+    ],
+)
+def test_output_is_accepted_after_the_command(cli: Cli, work: Path, line: list[str]) -> None:
+    write(work / "cap.md", capability(LIST_STEP))
+    result = cli(*line)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["name"] == "cap"
+
+
+def test_a_failure_after_the_command_is_reported_in_the_format_asked_for(cli: Cli) -> None:
+    result = cli("capability", "show", "nope", "-o", "json")
+    assert result.code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "not-found"
+    text = cli("-o", "json", "capability", "show", "nope", "-o", "text")
+    assert text.code == 2
+    assert text.stdout == ""
+    assert "no capability named 'nope'" in text.stderr
+
+
+def test_a_provider_call_takes_output_after_its_words(cli: Cli, work: Path) -> None:
+    write(work / "a.txt", "x")
+    result = cli("files", "list", ".", "-o", "json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["ok"] is True
+
+
+def test_after_the_binary_every_argument_is_the_binaries(cli: Cli) -> None:
+    passed = cli("command", "run", "echo", "hi", "-o", "json", "--timeout", "3")
+    assert passed.code == 0, passed.stderr
+    assert "hi -o json --timeout 3" in passed.stdout
+    ours = cli("command", "run", "-o", "json", "echo", "hi")
+    assert ours.code == 0, ours.stderr
+    assert json.loads(ours.stdout)["ok"] is True
+
+
+def test_a_bad_output_value_is_a_usage_error_wherever_it_is(cli: Cli) -> None:
+    for line in (["-o", "xml", "version"], ["capability", "list", "-o", "xml"]):
+        result = cli(*line)
+        assert result.code == 2, line
+        assert "'xml' is not one of: text, json" in result.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_output_values_complete(env: dict[str, str], work: Path, shell: str) -> None:
+    assert complete(env, work, shell, "runtime -o ") == ["text", "json"]
+    assert complete(env, work, shell, "runtime --output j") == ["json"]
+    assert complete(env, work, shell, "runtime capability list -o ") == ["text", "json"]
+
+
+# -- 9. did you mean ------------------------------------------------------------------------
+
+
+def test_a_misspelled_command_gets_a_suggestion(cli: Cli) -> None:
+    top = cli("capabilty", "list")
+    assert top.code == 2
+    assert "No such command 'capabilty'. Did you mean 'capability'?" in top.stderr
+    sub = cli("capability", "exeucte", "x")
+    assert sub.code == 2
+    assert "Did you mean 'execute'?" in sub.stderr
+    option = cli("capability", "execute", "x", "--inptu", "a=b")
+    assert option.code == 2
+    assert "--input" in option.stderr
+
+
+def test_a_misspelled_operation_gets_a_suggestion(cli: Cli, work: Path) -> None:
+    direct = cli("github", "isue", "list")
+    assert direct.code == 2
+    assert "did you mean 'issue list'?" in direct.stderr
+    nothing_close = cli("github", "xyz")
+    assert nothing_close.code == 2
+    assert "did you mean" not in nothing_close.stderr
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [reed, a.txt]\n"),
+    )
+    validated = cli("capability", "validate", "cap.md")
+    assert validated.code == 2
+    assert "did you mean 'read'?" in validated.stdout + validated.stderr
+
+
+# -- 12. help and usage ---------------------------------------------------------------------
+
+GROUPS = ["capability", "command", "policy", "audit", "auth", "context"]
+LEAVES = [
+    ["capability", "validate"],
+    ["capability", "execute"],
+    ["capability", "dependents"],
+    ["capability", "spec"],
+    ["context", "use"],
+    ["context", "set"],
+    ["context", "show"],
+    ["auth", "login"],
+    ["command", "run"],
+    ["policy", "check"],
+    ["doctor"],
+]
+
+
+def test_a_bare_runtime_prints_its_help(cli: Cli) -> None:
+    result = cli()
+    assert result.code == 0
+    assert result.stderr == ""
+    assert result.stdout.startswith("Usage: runtime [OPTIONS] COMMAND [ARGS]...")
+    assert "capability" in result.stdout
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_a_bare_group_prints_its_help(cli: Cli, group: str) -> None:
+    result = cli(group)
+    assert result.code == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.startswith(f"Usage: runtime {group} [OPTIONS] COMMAND [ARGS]...")
+
+
+@pytest.mark.parametrize("words", [[g] for g in GROUPS] + LEAVES)
+def test_usage_lines_name_arguments_as_click_does(cli: Cli, words: list[str]) -> None:
+    result = cli(*words, "--help")
+    assert result.code == 0, result.stderr
+    usage = result.stdout.splitlines()[0]
+    assert usage.startswith(f"Usage: runtime {' '.join(words)} ")
+    assert not re.search(r"[{}]", usage), usage
+    assert "--install-completion" not in result.stdout  # only on `runtime --help`
+
+
+@pytest.mark.parametrize(
+    ("words", "usage"),
+    [
+        (["capability", "execute"], "Usage: runtime capability execute [OPTIONS] NAME"),
+        (["context", "show"], "Usage: runtime context show [OPTIONS] [NAME]"),
+        (["context", "set"], "Usage: runtime context set [OPTIONS] PAIRS..."),
+        (["capability", "validate"], "Usage: runtime capability validate [OPTIONS] TARGETS..."),
+        (["command", "run"], "Usage: runtime command run [OPTIONS] BINARY [ARGS]..."),
+    ],
+)
+def test_usage_lines(cli: Cli, words: list[str], usage: str) -> None:
+    assert cli(*words, "--help").stdout.splitlines()[0] == usage
+
+
+def test_completion_options_are_offered_once(cli: Cli) -> None:
+    assert "--install-completion" in cli("--help").stdout
+
+
+def test_a_commands_help_lists_the_output_option(cli: Cli) -> None:
+    assert "-o, --output" in cli("capability", "execute", "--help").stdout
+
+
+# -- 12. words ------------------------------------------------------------------------------
+
+
+def test_validate_counts_in_words(cli: Cli, work: Path) -> None:
+    write(work / "bad.md", capability("version: v1\nworkflow:\n  - provider: files\n"))
+    result = cli("capability", "validate", "bad.md")
+    assert result.code == 2
+    assert "1 checked: 0 valid, 1 invalid (1 error, 0 warnings)" in result.stdout
+
+
+def test_one_applied_step_is_a_step_that_stays(cli: Cli, work: Path) -> None:
+    steps = (
+        "version: v1\nworkflow:\n"
+        "  - provider: files\n    args: [write, a.txt, x]\n"
+        "  - binary: 'false'\n    args: []\n"
+    )
+    write(work / "cap.md", capability(steps))
+    result = cli("capability", "execute", "cap.md")
+    assert result.code == 1
+    text = result.stdout + result.stderr
+    assert "step 1 stays applied" in text, text
+    assert "steps 1 stay" not in text
+
+
+def test_lineage_of_one_step_says_step(cli: Cli, work: Path) -> None:
+    text = "# X\n\n## Lineage\n\n- `a/b` — step 1\n\n```runtime\n" + LIST_STEP + "```\n"
+    write(work / "x.md", text)
+    shown = cli("capability", "show", "x.md")
+    assert shown.code == 0, shown.stderr
+    assert "  a/b (step 1)" in shown.stdout
+
+
+def test_plan_says_which_rule_allowed_a_step(cli: Cli, work: Path) -> None:
+    write(work / "cap.md", capability(LIST_STEP))
+    result = cli("capability", "plan", "cap.md")
+    assert result.code == 0, result.stderr
+    assert "policy: allowed [no denied_operations entry matches]" in result.stdout
+    assert "allowed by" not in result.stdout
+    assert "1 step planned; nothing was run" in result.stdout
