@@ -125,7 +125,8 @@ def _root(
         "text",
         "--output",
         "-o",
-        help="Output format: text, or json (exactly one JSON document on stdout).",
+        help="Output format: text; json (exactly one JSON document on stdout); raw (a run's "
+        "last step's output exactly, for piping; other commands print text).",
         envvar="RUNTIME_OUTPUT",
     ),
     version: bool = typer.Option(
@@ -136,10 +137,12 @@ def _root(
         help="Print the version and exit.",
     ),
 ) -> None:
-    if output not in ("text", "json"):
+    if output not in ("text", "json", "raw"):
         from runtime.errors import UsageError
 
-        raise UsageError(f"--output must be text or json, not '{output}'", hint="use --output json")
+        raise UsageError(
+            f"--output must be text, json or raw, not '{output}'", hint="use --output json"
+        )
     STATE.output = output
 
 

@@ -15,7 +15,7 @@ import typer
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out
-from runtime.cli.session import ensure_home, json_mode, workspace
+from runtime.cli.session import ensure_home, json_mode, raw_mode, workspace
 from runtime.errors import ExitCode
 
 INPUT_HELP = (
@@ -28,21 +28,50 @@ def _short_args(args: list[str], limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _emit(stream: Any, text: str) -> None:
+    """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
+    the step's processes are stopped, the run is recorded, exit 141."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        from runtime.provider import Terminated
+
+        raise Terminated(signal.SIGPIPE) from None
+
+
+def _warn(warnings: list[Any]) -> None:
+    """Before the first step: the capability's warnings, on stderr."""
+    for p in warnings:
+        err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+
+
+def _failure_lines(result: Any, redactor: Any, indent: str) -> str:
+    """A failed step's error and hint, for stderr."""
+    lines = ""
+    if result.error:
+        lines += f"{indent}error: {redactor.text(result.error)}\n"
+    if result.hint:
+        lines += f"{indent}hint: {redactor.text(result.hint)}\n"
+    return lines
+
+
 class TextReporter:
-    """One line per step as it starts and ends, the step's own output beneath it."""
+    """Progress and status on stderr, one line per step as it starts and ends (as gh
+    reports what it does); each step's output on stdout, as it is, ending with a newline."""
 
     def __init__(self, redactor: Any) -> None:
         import threading
 
         self.redactor = redactor
         self.open_line = False
-        self.streamed = False
-        self.ended_with_newline = True
+        # the stream the step's streamed output left without a final newline, if any
+        self.unterminated: Any = None
         # live progress (elapsed seconds on the open line) only on a terminal
-        self.live = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        self.live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
         from runtime.cli.render import colour_enabled
 
-        self.colour = colour_enabled()  # asked once, not once per step
+        self.colour = colour_enabled(sys.stderr)  # asked once, not once per step
         self.lock = threading.Lock()
         self.ticker: Any = None
         self.line = ""
@@ -56,8 +85,8 @@ class TextReporter:
             if not self.open_line or self.ticker is None:
                 return
             try:
-                sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
-                sys.stdout.flush()
+                sys.stderr.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+                sys.stderr.flush()
             except OSError:  # the terminal went away: the main thread finds out when it writes
                 return
             self.ticker = threading.Timer(1.0, self._tick, (started,))
@@ -70,12 +99,10 @@ class TextReporter:
                 self.ticker.cancel()
                 self.ticker = None
                 if self.open_line:
-                    self._emit(sys.stdout, f"\r{self.line} ...\x1b[K")
+                    _emit(sys.stderr, f"\r{self.line} ...\x1b[K")
 
     def run_started(self, warnings: list[Any]) -> None:
-        """Before the first step: the capability's warnings, on stderr."""
-        for p in warnings:
-            err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+        _warn(warnings)
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -85,9 +112,9 @@ class TextReporter:
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
         # flushed: a pipe (a CI log) sees which step is running, not only its end
-        self._emit(sys.stdout, self.line + " ...")
+        _emit(sys.stderr, self.line + " ...")
         self.open_line = True
-        self.streamed = False
+        self.unterminated = None
         if self.live:
             import threading
             import time
@@ -99,12 +126,12 @@ class TextReporter:
     def step_output(self, planned: Any, stream: str, text: str) -> None:
         self._stop_ticker()
         if self.open_line:
-            self._emit(sys.stdout, "\n")
+            _emit(sys.stderr, "\n")
             self.open_line = False
-        self.streamed = True
-        self._emit(sys.stdout if stream == "stdout" else sys.stderr, text)
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        _emit(target, text)
         if text:
-            self.ended_with_newline = text.endswith("\n")
+            self.unterminated = None if text.endswith("\n") else target
 
     def step_finished(self, result: Any, total: int) -> None:
         self._stop_ticker()
@@ -112,44 +139,62 @@ class TextReporter:
         if self.colour:
             from runtime.cli.render import paint
 
-            status = paint(status, "green" if status == "ok" else "red")
+            status = paint(status, "green" if status == "ok" else "red", sys.stderr)
         timing = f"{result.duration_ms:.0f} ms"
-        # the step's lines go out in one write: with PYTHONUNBUFFERED (set in many container
-        # images) every write is a system call, about a dozen for a GitHub step's summary
-        parts: list[str] = []
         if self.open_line:
-            parts.append(f" {status} {timing}\n")
+            _emit(sys.stderr, f" {status} {timing}\n")
         else:
-            if self.streamed and not self.ended_with_newline:
-                parts.append("\n")
-            parts.append(f"[{result.planned.index}/{total}] {status} {timing}\n")
+            if self.unterminated is not None:
+                _emit(self.unterminated, "\n")
+            _emit(sys.stderr, f"[{result.planned.index}/{total}] {status} {timing}\n")
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
             text = self.redactor.text(outcome.output)
-            parts.extend(f"    {line}\n" for line in text.splitlines())
+            _emit(sys.stdout, text if text.endswith("\n") else text + "\n")
+        notes = ""
         if outcome is not None and outcome.truncated:
-            parts.append(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
-        if result.error:
-            parts.append(f"    error: {self.redactor.text(result.error)}\n")
-        if result.hint:
-            parts.append(f"    hint: {self.redactor.text(result.hint)}\n")
-        self._emit(sys.stdout, "".join(parts))
+            notes += f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n"
+        notes += _failure_lines(result, self.redactor, "    ")
+        if notes:
+            _emit(sys.stderr, notes)
 
-    @staticmethod
-    def _emit(stream: Any, text: str) -> None:
-        """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
-        the step's processes are stopped, the run is recorded, exit 141."""
-        try:
-            stream.write(text)
-            stream.flush()
-        except BrokenPipeError:
-            from runtime.provider import Terminated
 
-            raise Terminated(signal.SIGPIPE) from None
+class RawReporter:
+    """``--output raw``: the last step's output exactly on stdout (a program's stdout as
+    it streams), for piping; nothing of the other steps there. Programs' stderr, and a
+    failed step's error, on stderr; no progress."""
+
+    def __init__(self, redactor: Any) -> None:
+        self.redactor = redactor
+        self.total = 0
+
+    def run_started(self, warnings: list[Any]) -> None:
+        _warn(warnings)
+
+    def step_started(self, planned: Any, total: int) -> None:
+        self.total = total
+
+    def step_output(self, planned: Any, stream: str, text: str) -> None:
+        if stream != "stdout":
+            _emit(sys.stderr, text)
+        elif planned.index == self.total:
+            _emit(sys.stdout, text)
+
+    def step_finished(self, result: Any, total: int) -> None:
+        outcome = result.outcome
+        last = result.planned.index == total
+        if last and result.failure is None and outcome is not None and not outcome.streamed:
+            _emit(sys.stdout, self.redactor.text(outcome.output))
+        lines = _failure_lines(result, self.redactor, "")
+        if lines:
+            _emit(sys.stderr, lines)
 
 
 class QuietReporter:
+    def __init__(self, redactor: Any) -> None:
+        pass
+
     def run_started(self, warnings: list[Any]) -> None:
         pass
 
@@ -299,7 +344,8 @@ def execute_run(run: Any) -> int:
     """Walk ``run`` (Mode.EXECUTE) to the end, following its steps; render the result."""
     from runtime.pipeline import record, walk
 
-    run.reporter = QuietReporter() if json_mode() else TextReporter(run.redactor)
+    reporter = QuietReporter if json_mode() else RawReporter if raw_mode() else TextReporter
+    run.reporter = reporter(run.redactor)
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
@@ -345,16 +391,20 @@ def _render_run(prepared: Any, result: Any) -> None:
                 "note": applied_note,
             }
         )
+    elif failed is None:
+        if not raw_mode():  # raw: stdout holds the result, and all went well
+            err(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
     else:
-        if failed is None:
-            out(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
-        else:
-            line = f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
-            if not_run:
-                line += f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
-            out(line + f" (run {result.run_id})")
-            if applied_note:
-                out(f"note: {applied_note}")
+        line = (
+            f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
+        )
+        if not_run:
+            line += (
+                f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
+            )
+        err(line + f" (run {result.run_id})")
+        if applied_note:
+            err(f"note: {applied_note}")
 
 
 @capability_app.command("execute")
