@@ -305,14 +305,6 @@ def _plan_exit(plan: Any) -> int:
     return 0
 
 
-def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
-    from pathlib import Path
-
-    from runtime.plan.substitute import parse_input_pairs
-
-    return parse_input_pairs(pairs or [], Path.cwd())
-
-
 def show_plan(prepared: Any, command: str) -> int:
     code = _plan_exit(prepared.plan)
     report = prepared.report
@@ -430,11 +422,11 @@ def execute_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    values = _parse_inputs(inputs)
+    pairs = inputs or []
     if dry_run:
-        run = walk(capability_run(ws, name, Mode.PLAN, inputs=values), until=preflight)
+        run = walk(capability_run(ws, name, Mode.PLAN, input_pairs=pairs), until=preflight)
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
-    run = capability_run(ws, name, Mode.EXECUTE, inputs=values, timeout=timeout, strict=strict)
+    run = capability_run(ws, name, Mode.EXECUTE, input_pairs=pairs, timeout=timeout, strict=strict)
     raise typer.Exit(execute_run(run))
 
 
@@ -452,7 +444,7 @@ def plan_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    run = walk(capability_run(ws, name, Mode.PLAN, inputs=_parse_inputs(inputs)), until=preflight)
+    run = walk(capability_run(ws, name, Mode.PLAN, input_pairs=inputs or []), until=preflight)
     raise typer.Exit(show_plan(run, "capability plan"))
 
 
@@ -520,7 +512,7 @@ def preflight_cmd(
             ws,
             name,
             Mode.PREFLIGHT,
-            inputs=_parse_inputs(inputs),
+            input_pairs=inputs or [],
             live=live,
             strict=strict,
             runner_capabilities=offered,

@@ -6,20 +6,27 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.document.schema import Hook, List, Map, Msg, Scope, Shape, Text, load
+from runtime.document.schema import Hook, Int, List, Map, Msg, Scope, Shape, Text, load
 from runtime.document.yamlnode import Node
 from runtime.errors import InvalidPolicy
+from runtime.execute.audit import Rotation
 from runtime.home.layout import Home
 from runtime.home.registry import Registry
 from runtime.provider import SettingKind
 
-CORE_FIELDS = {"capability_sources": List(Text())}
+CORE_FIELDS: dict[str, Shape] = {
+    "capability_sources": List(Text()),
+    # the audit log rotates past this size (bytes), keeping this many rotated files
+    "audit_max_bytes": Int(minimum=1024),
+    "audit_keep": Int(minimum=1, maximum=100),
+}
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
 
 
 @dataclass
 class Config:
     capability_sources: list[str] = field(default_factory=list)
+    audit: Rotation = field(default_factory=Rotation)
     # values of the settings providers declare for config.yaml (github_host, the variable
     # a credential is read from...), by name
     settings: dict[str, str] = field(default_factory=dict)
@@ -71,9 +78,13 @@ def load_config(home: Home, registry: Registry) -> Config:
             problems=problems,
             code="invalid-config",
         )
+    default = Rotation()
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
-        settings={k: str(v) for k, v in data.items() if k != "capability_sources"},
+        audit=Rotation(
+            data.get("audit_max_bytes", default.max_bytes), data.get("audit_keep", default.keep)
+        ),
+        settings={k: str(v) for k, v in data.items() if k not in CORE_FIELDS},
         source=str(path),
     )
 
