@@ -13,9 +13,10 @@ workflow is the model). A command is a prefix of the walk:
 How far a problem stops the walk depends on the run's :class:`Mode`: while
 inspecting (validate) problems are collected; while planning, an invalid
 capability stops the walk and refusals are shown; when executing, a refusal
-stops the walk before anything runs and is recorded in the audit log. The CLI
-parses arguments, calls :func:`walk` and renders the run it gets back; it
-never calls a station itself.
+stops the walk before anything runs and is recorded in the audit log (one
+``run.refused`` record, whichever station refused). The CLI parses arguments,
+calls :func:`walk` and renders the run it gets back; it never calls a station
+itself.
 """
 
 from __future__ import annotations
@@ -47,6 +48,20 @@ class Mode(enum.Enum):
     EXECUTE = "execute"  # any refusal stops before anything runs, and is recorded
 
 
+@dataclass(frozen=True)
+class Command:
+    """A one-step run typed on the command line: ``runtime PROVIDER ARGS...`` or
+    ``runtime command run BINARY ARGS...``; its args are literal (no inputs)."""
+
+    provider: str | None
+    binary: str | None
+    args: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"runtime {self.provider or 'command run ' + (self.binary or '')}"
+
+
 @dataclass
 class Run:
     """What flows through the stations: what was asked, and what each station found."""
@@ -54,6 +69,8 @@ class Run:
     ws: Workspace
     mode: Mode
     name: str | None = None  # the capability as the user named it (a path or a name)
+    command: Command | None = None  # or the one step the user typed
+    input_pairs: list[str] = field(default_factory=list)  # --input as given: key=value, key=@file
     inputs: dict[str, str] = field(default_factory=dict)
     # options of the stations that use them
     # preflight: Unknown readiness blocks too (advisory ones aside); validate: what the
@@ -96,15 +113,20 @@ class Run:
 
 
 def load(run: Run) -> None:
-    """Find the capability (a path, or a name in the capability sources), read its
-    Markdown and parse its runtime block against the closed grammar."""
+    """Read what was asked: the inputs as given (``key=@file`` reads the file), and the
+    capability (a path, or a name in the capability sources), its Markdown and its
+    runtime block parsed against the closed grammar; or the step the user typed."""
     from runtime.document.catalog import resolve_one
     from runtime.document.grammar import check_capability
     from runtime.document.loader import load_document
+    from runtime.plan.substitute import parse_input_pairs
 
-    if run.capability is not None:  # a typed command: its one step is the capability
-        return
     ws = run.ws
+    if run.input_pairs:
+        run.inputs = parse_input_pairs(run.input_pairs, ws.cwd)
+    if run.command is not None:
+        run.capability = _typed_capability(ws, run.command)
+        return
     if run.target is None:
         assert run.name is not None
         run.target = resolve_one(run.name, ws.sources, ws.cwd)
@@ -148,16 +170,16 @@ def resolve(run: Run) -> None:
 
     cap = _capability(run)
     inspecting = run.mode is Mode.INSPECT
-    if inspecting:
-        # what the steps infer without inputs (show's requirements): only if they validate
-        if not run.ok:
-            return
-    else:
-        check_inputs(cap, run.inputs, require=run.mode is not Mode.PREFLIGHT)
-        check_sizes(cap, run.inputs)
-    for key, value in run.inputs.items():
+    # while inspecting, what the steps infer without inputs (show's requirements): only
+    # if they validate
+    if inspecting and not run.ok:
+        return
+    for key, value in run.inputs.items():  # before a check may quote one
         if SECRET_NAME.search(key):
             run.redactor.add(value)
+    if run.mode is not Mode.INSPECT:
+        check_inputs(cap, run.inputs, require=run.mode is not Mode.PREFLIGHT)
+        check_sizes(cap, run.inputs)
     run.services = RunServices(run.ws, run.redactor)
     run.plan = build_plan(
         cap, run.inputs, run.ws, run.services, run.resolved, refuse=not inspecting
@@ -233,8 +255,9 @@ STATIONS: tuple[Callable[[Run], None], ...] = (
 def walk(run: Run, until: Callable[[Run], None]) -> Run:
     """Carry ``run`` through the stations up to and including ``until``.
 
-    When executing, a refusal on the way is recorded in the audit log (the
-    refusal is the answer; nothing ran). Whatever the run opened is closed.
+    When executing, a refusal on the way, at whichever station, is recorded in the
+    audit log (the refusal is the answer; nothing ran). Whatever the run opened is
+    closed.
     """
     from runtime.execute.audit import new_run_id
 
@@ -246,17 +269,33 @@ def walk(run: Run, until: Callable[[Run], None]) -> Run:
             if station is until:
                 break
     except RuntimeFailure as failure:
-        if run.mode is Mode.EXECUTE and run.capability is not None:
-            from runtime.execute.run import record_refusal
-
-            record_refusal(
-                run.ws, run.capability, run.redactor, run.run_id, failure.message, failure.code
-            )
+        if run.mode is Mode.EXECUTE:
+            _record_refusal(run, failure)
         raise
     finally:
         if run.services is not None:
             run.services.close()
     return run
+
+
+def _record_refusal(run: Run, failure: RuntimeFailure) -> None:
+    """One ``run.refused`` record: what was refused, why, and the rules or problems that
+    decided it."""
+    from runtime.execute.run import record_refusal
+
+    cap = run.capability
+    rules = []
+    if isinstance(failure, PolicyRefusal) and run.plan is not None:
+        rules = [s.decision.rule for s in run.plan.refused]
+    record_refusal(
+        run.ws,
+        run.redactor,
+        run.run_id,
+        capability=cap.path if cap is not None else run.name,
+        sha256=cap.sha256 if cap is not None and cap.sha256 else None,
+        failure=failure,
+        rules=rules,
+    )
 
 
 def capability_run(ws: Workspace, name: str, mode: Mode, **options: Any) -> Run:
@@ -267,15 +306,19 @@ def capability_run(ws: Workspace, name: str, mode: Mode, **options: Any) -> Run:
 def command_run(
     ws: Workspace, provider: str | None, binary: str | None, args: list[str], **options: Any
 ) -> Run:
-    """A one-step run of what the user typed: `runtime PROVIDER ...`, `runtime command run`.
+    """A one-step run of what the user typed: `runtime PROVIDER ...`, `runtime command run`;
+    the load station checks and builds its step, the policy decides it as any other."""
+    command = Command(provider, binary, tuple(args))
+    return Run(ws, Mode.EXECUTE, name=command.label, command=command, **options)
 
-    Its args are literal (no inputs); the step is checked as it is built, so the walk
-    starts at load with the capability already there.
-    """
+
+def _typed_capability(ws: Workspace, command: Command) -> Capability:
+    """The one-step capability of a typed command: a provider call is matched to its
+    operation and bound as it is built (a usage error names what is wrong)."""
     from runtime.document.loader import Document
     from runtime.provider import bind, did_you_mean, match_operation, similar_operations
 
-    label = f"runtime {provider or 'command run ' + (binary or '')}"
+    provider, args = command.provider, list(command.args)
     if provider is not None:
         found = ws.registry.get(provider)
         assert found is not None
@@ -289,15 +332,9 @@ def command_run(
         _, problems = bind(op, args[len(op.words) :])
         if problems:
             raise UsageError(problems[0].message, hint=problems[0].hint)
-    else:
-        assert binary is not None
-        refusal = ws.policy.binary_refusal(binary)
-        if refusal is not None:
-            _, message, hint = refusal
-            raise PolicyRefusal(message, hint=hint)
-    step = Step(1, provider, binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
-    capability = Capability(label, "", Document(label, "", ""), steps=[step])
-    return Run(ws, Mode.EXECUTE, capability=capability, **options)
+    step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
+    label = command.label
+    return Capability(label, "", Document(label, "", ""), steps=[step])
 
 
 def _capability(run: Run) -> Capability:

@@ -53,14 +53,15 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         words=("write",),
         summary=(
-            "Write CONTENT to PATH exactly, no newline added (atomic replace; an existing "
-            "file keeps its read/write bits, never execute bits; the parent folder must exist)"
+            "Write CONTENT to PATH as a text file ending with a newline (atomic replace; an "
+            "existing file keeps its read/write bits, never execute bits; the parent folder "
+            "must exist)"
         ),
         transport="local",
         effect="write",
         positionals=(
             Positional("PATH", help="file to write", type="path", access="write"),
-            Positional("CONTENT", help="exact text to write; no newline is added"),
+            Positional("CONTENT", help="text to write; a final newline is added unless it has one"),
         ),
         handler=_OPS + "write_file",
         example="runtime files write ./notes.txt hello",
@@ -68,14 +69,16 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         words=("append",),
         summary=(
-            "Append CONTENT and a newline to PATH (created if missing; atomic too; "
-            "keeps read/write bits, never execute bits)"
+            "Append CONTENT to PATH, ending with a newline as write does (created if "
+            "missing; atomic too; keeps read/write bits, never execute bits)"
         ),
         transport="local",
         effect="write",
         positionals=(
             Positional("PATH", help="file to append to", type="path", access="write"),
-            Positional("CONTENT", help="text to append; a newline follows it"),
+            Positional(
+                "CONTENT", help="text to append; a final newline is added unless it has one"
+            ),
         ),
         handler=_OPS + "append_file",
         example="runtime files append ./log.txt 'deployed v1'",

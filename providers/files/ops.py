@@ -459,10 +459,12 @@ def _missing_parent(confined: Confined, exc: ParentMissing) -> StepError:
 
 
 def _content(call: BoundCall) -> str:
+    """CONTENT as ``write`` and ``append`` store it: as text lines, ending with a newline
+    (one is added unless it is empty or has one already), as ``echo`` would leave it."""
     value = call.positionals.get("CONTENT")
     if value is None:
         raise StepError("the CONTENT argument is missing")
-    return value
+    return value if not value or value.endswith("\n") else value + "\n"
 
 
 def _encode(text: str) -> bytes:
@@ -556,7 +558,7 @@ def write_file(confined: Confined, call: BoundCall) -> StepOutcome:
 
 
 def append_file(confined: Confined, call: BoundCall) -> StepOutcome:
-    addition = _encode(_content(call) + "\n")
+    addition = _encode(_content(call))
     name = _regular_name(confined)
     try:
         with _parent(confined, lock=True) as fd:

@@ -91,13 +91,13 @@ def policy_check_cmd(
     ),
 ) -> None:
     """Show each step's policy decision without running anything."""
-    from runtime.cli.run_cmds import _parse_inputs, _plan_exit
+    from runtime.cli.run_cmds import _plan_exit
     from runtime.pipeline import Mode, capability_run, policy, walk
 
     ws = workspace()
     ensure_home(ws)
     # decisions do not need every input: a missing one is left as written
-    run = walk(capability_run(ws, name, Mode.PREFLIGHT, inputs=_parse_inputs(inputs)), until=policy)
+    run = walk(capability_run(ws, name, Mode.PREFLIGHT, input_pairs=inputs or []), until=policy)
     plan, redactor, target = run.plan, run.redactor, run.target
     assert plan is not None and target is not None
     decisions = [
@@ -126,25 +126,32 @@ def policy_check_cmd(
 def audit_tail_cmd(
     n: int = typer.Option(20, "-n", "--lines", help="How many records to show."),
 ) -> None:
-    """Show the last N audit records."""
+    """Show the last N audit records (across the rotated files, oldest first)."""
     from collections import deque
+    from collections.abc import Iterator
 
     from runtime.execute.audit import read_records, run_states
 
     ws = workspace()
     ensure_home(ws)
-    every = list(read_records(ws.home.audit_log))
-    records = list(deque(every, maxlen=max(0, n)))
-    shown = {r.get("run_id") for r in records}
-    states = {k: v for k, v in run_states(every).items() if k in shown}
-    _render_records(records, ws.home.audit_log, states)
+    last: deque[dict[str, Any]] = deque(maxlen=max(0, n))
+
+    def every() -> Iterator[dict[str, Any]]:
+        # one pass over the log (up to audit_keep + 1 files), keeping only the last N
+        for record in read_records(ws.home.audit_log):
+            last.append(record)
+            yield record
+
+    states = run_states(every())
+    shown = {r.get("run_id") for r in last}
+    _render_records(list(last), ws.home.audit_log, {k: v for k, v in states.items() if k in shown})
 
 
 @audit_app.command("show")
 def audit_show_cmd(
     run_id: str = typer.Argument(..., help="A run id (from execute's output)."),
 ) -> None:
-    """Show every audit record of one run."""
+    """Show every audit record of one run (across the rotated files)."""
     from runtime.errors import NotFound
     from runtime.execute.audit import read_records, run_states
 

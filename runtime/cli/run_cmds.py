@@ -15,7 +15,13 @@ import typer
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.render import emit_json, err, out, out_wrapped, plural
-from runtime.cli.session import ensure_home, json_mode, lost_output, reader_gone, workspace
+from runtime.cli.session import (
+    ensure_home,
+    json_mode,
+    raw_mode,
+    reader_gone,
+    workspace,
+)
 from runtime.errors import ExitCode
 from runtime.text import printable
 
@@ -51,13 +57,42 @@ def _short_args(args: list[str], limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _emit(stream: Any, text: str) -> None:
+    """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
+    the step's processes are stopped, the run is recorded, exit 141. Output lost
+    otherwise (a full disk) does not stop the run: the exit code says it at the end."""
+    stream.write(text)
+    stream.flush()
+    if stream is sys.stdout and reader_gone():
+        from runtime.provider import Terminated
+
+        raise Terminated(signal.SIGPIPE)
+
+
+def _warn(warnings: list[Any]) -> None:
+    """Before the first step: the capability's warnings, on stderr."""
+    for p in warnings:
+        err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+
+
+def _failure_lines(result: Any, redactor: Any, indent: str) -> str:
+    """A failed step's error and hint, for stderr."""
+    lines = ""
+    if result.error:
+        lines += f"{indent}error: {printable(redactor.text(result.error))}\n"
+    if result.hint:
+        lines += f"{indent}hint: {printable(redactor.text(result.hint))}\n"
+    return lines
+
+
 class TextReporter:
-    """One line per step as it starts and ends, the step's own output beneath it.
+    """Progress and status on stderr, one line per step as it starts and ends (as gh
+    reports what it does); each step's output on stdout, ending with a newline.
 
     It writes to the streams itself (a step's output as it comes), so it escapes what it
     shows itself (:func:`runtime.text.printable`): a step's output keeps its lines and
-    tabs, streamed from a program or not, on a terminal or not; the exact bytes are in the
-    JSON output.
+    tabs, streamed from a program or not, on a terminal or not; the exact bytes are in
+    the JSON and raw outputs.
     """
 
     def __init__(self, redactor: Any) -> None:
@@ -65,13 +100,13 @@ class TextReporter:
 
         self.redactor = redactor
         self.open_line = False
-        self.streamed = False
-        self.ended_with_newline = True
+        # the stream the step's streamed output left without a final newline, if any
+        self.unterminated: Any = None
         # live progress (elapsed seconds on the open line) only on a terminal
-        self.live = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        self.live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
         from runtime.cli.render import colour_enabled
 
-        self.colour = colour_enabled()  # asked once, not once per step
+        self.colour = colour_enabled(sys.stderr)  # asked once, not once per step
         self.lock = threading.Lock()
         self.ticker: Any = None
         self.line = ""
@@ -84,11 +119,10 @@ class TextReporter:
         with self.lock:
             if not self.open_line or self.ticker is None:
                 return
-            # a terminal gone: stop ticking (the main thread ends the run when it writes)
-            sys.stdout.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
-            sys.stdout.flush()
-            if lost_output() is not None:
-                return
+            # a dead terminal drops what is written (the stream guard); the step's end
+            # stops the ticker
+            sys.stderr.write(f"\r{self.line} ... {time.monotonic() - started:.0f}s")
+            sys.stderr.flush()
             self.ticker = threading.Timer(1.0, self._tick, (started,))
             self.ticker.daemon = True
             self.ticker.start()
@@ -99,12 +133,10 @@ class TextReporter:
                 self.ticker.cancel()
                 self.ticker = None
                 if self.open_line:
-                    self._emit(sys.stdout, f"\r{self.line} ...\x1b[K")
+                    _emit(sys.stderr, f"\r{self.line} ...\x1b[K")
 
     def run_started(self, warnings: list[Any]) -> None:
-        """Before the first step: the capability's warnings, on stderr."""
-        for p in warnings:
-            err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+        _warn(warnings)
 
     def _label(self, planned: Any, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
@@ -114,9 +146,9 @@ class TextReporter:
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
         # flushed: a pipe (a CI log) sees which step is running, not only its end
-        self._emit(sys.stdout, self.line + " ...")
+        _emit(sys.stderr, self.line + " ...")
         self.open_line = True
-        self.streamed = False
+        self.unterminated = None
         if self.live:
             import threading
             import time
@@ -128,12 +160,12 @@ class TextReporter:
     def step_output(self, planned: Any, stream: str, text: str) -> None:
         self._stop_ticker()
         if self.open_line:
-            self._emit(sys.stdout, "\n")
+            _emit(sys.stderr, "\n")
             self.open_line = False
-        self.streamed = True
-        self._emit(sys.stdout if stream == "stdout" else sys.stderr, printable(text, "\n\t"))
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        _emit(target, printable(text, "\n\t"))
         if text:
-            self.ended_with_newline = text.endswith("\n")
+            self.unterminated = None if text.endswith("\n") else target
 
     def step_finished(self, result: Any, total: int) -> None:
         self._stop_ticker()
@@ -141,44 +173,62 @@ class TextReporter:
         if self.colour:
             from runtime.cli.render import paint
 
-            status = paint(status, "green" if status == "ok" else "red")
+            status = paint(status, "green" if status == "ok" else "red", sys.stderr)
         timing = f"{result.duration_ms:.0f} ms"
-        # the step's lines go out in one write: with PYTHONUNBUFFERED (set in many container
-        # images) every write is a system call, about a dozen for a GitHub step's summary
-        parts: list[str] = []
         if self.open_line:
-            parts.append(f" {status} {timing}\n")
+            _emit(sys.stderr, f" {status} {timing}\n")
         else:
-            if self.streamed and not self.ended_with_newline:
-                parts.append("\n")
-            parts.append(f"[{result.planned.index}/{total}] {status} {timing}\n")
+            if self.unterminated is not None:
+                _emit(self.unterminated, "\n")
+            _emit(sys.stderr, f"[{result.planned.index}/{total}] {status} {timing}\n")
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
             lines = self.redactor.text(outcome.output).splitlines()  # \r too: no overwriting
-            parts.extend(f"    {shown}\n" for shown in (printable(line, "\t") for line in lines))
+            _emit(sys.stdout, "".join(printable(line, "\t") + "\n" for line in lines))
+        notes = ""
         if outcome is not None and outcome.truncated:
-            parts.append(f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n")
-        if result.error:
-            parts.append(f"    error: {printable(self.redactor.text(result.error))}\n")
-        if result.hint:
-            parts.append(f"    hint: {printable(self.redactor.text(result.hint))}\n")
-        self._emit(sys.stdout, "".join(parts))
+            notes += f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n"
+        notes += _failure_lines(result, self.redactor, "    ")
+        if notes:
+            _emit(sys.stderr, notes)
 
-    @staticmethod
-    def _emit(stream: Any, text: str) -> None:
-        """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
-        the step's processes are stopped, the run is recorded, exit 141. Output lost
-        otherwise (a full disk) does not stop the run: the exit code says it at the end."""
-        stream.write(text)
-        stream.flush()
-        if stream is sys.stdout and reader_gone():
-            from runtime.provider import Terminated
 
-            raise Terminated(signal.SIGPIPE)
+class RawReporter:
+    """``--output raw``: the last step's output exactly on stdout (a program's stdout as
+    it streams), for piping; nothing of the other steps there. Programs' stderr, and a
+    failed step's error, on stderr; no progress."""
+
+    def __init__(self, redactor: Any) -> None:
+        self.redactor = redactor
+        self.total = 0
+
+    def run_started(self, warnings: list[Any]) -> None:
+        _warn(warnings)
+
+    def step_started(self, planned: Any, total: int) -> None:
+        self.total = total
+
+    def step_output(self, planned: Any, stream: str, text: str) -> None:
+        if stream != "stdout":
+            _emit(sys.stderr, text)
+        elif planned.index == self.total:
+            _emit(sys.stdout, text)
+
+    def step_finished(self, result: Any, total: int) -> None:
+        outcome = result.outcome
+        last = result.planned.index == total
+        if last and result.failure is None and outcome is not None and not outcome.streamed:
+            _emit(sys.stdout, self.redactor.text(outcome.output))
+        lines = _failure_lines(result, self.redactor, "")
+        if lines:
+            _emit(sys.stderr, lines)
 
 
 class QuietReporter:
+    def __init__(self, redactor: Any) -> None:
+        pass
+
     def run_started(self, warnings: list[Any]) -> None:
         pass
 
@@ -290,14 +340,6 @@ def _plan_exit(plan: Any) -> int:
     return 0
 
 
-def _parse_inputs(pairs: list[str] | None) -> dict[str, str]:
-    from pathlib import Path
-
-    from runtime.plan.substitute import parse_input_pairs
-
-    return parse_input_pairs(pairs or [], Path.cwd())
-
-
 def show_plan(prepared: Any, command: str) -> int:
     code = _plan_exit(prepared.plan)
     report = prepared.report
@@ -330,7 +372,8 @@ def execute_run(run: Any) -> int:
     """Walk ``run`` (Mode.EXECUTE) to the end, following its steps; render the result."""
     from runtime.pipeline import record, walk
 
-    run.reporter = QuietReporter() if json_mode() else TextReporter(run.redactor)
+    reporter = QuietReporter if json_mode() else RawReporter if raw_mode() else TextReporter
+    run.reporter = reporter(run.redactor)
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
@@ -371,16 +414,20 @@ def _render_run(prepared: Any, result: Any) -> None:
                 "note": applied_note,
             }
         )
+    elif failed is None:
+        if not raw_mode():  # raw: stdout holds the result, and all went well
+            err(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
     else:
-        if failed is None:
-            out(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
-        else:
-            line = f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
-            if not_run:
-                line += f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
-            out(line + f" (run {result.run_id})")
-            if applied_note:
-                out(f"note: {applied_note}")
+        line = (
+            f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
+        )
+        if not_run:
+            line += (
+                f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
+            )
+        err(line + f" (run {result.run_id})")
+        if applied_note:
+            err(f"note: {applied_note}")
 
 
 @capability_app.command("execute")
@@ -409,11 +456,11 @@ def execute_cmd(
     seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
-    values = _parse_inputs(inputs)
     offered = tuple(runner_capability) if runner_capability is not None else None
+    pairs = inputs or []
     if dry_run:
         run = walk(
-            capability_run(ws, name, Mode.PLAN, inputs=values, runner_capabilities=offered),
+            capability_run(ws, name, Mode.PLAN, input_pairs=pairs, runner_capabilities=offered),
             until=preflight,
         )
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
@@ -421,7 +468,7 @@ def execute_cmd(
         ws,
         name,
         Mode.EXECUTE,
-        inputs=values,
+        input_pairs=pairs,
         timeout=seconds,
         strict=strict,
         runner_capabilities=offered,
@@ -443,7 +490,7 @@ def plan_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    run = walk(capability_run(ws, name, Mode.PLAN, inputs=_parse_inputs(inputs)), until=preflight)
+    run = walk(capability_run(ws, name, Mode.PLAN, input_pairs=inputs or []), until=preflight)
     raise typer.Exit(show_plan(run, "capability plan"))
 
 
@@ -522,7 +569,7 @@ def preflight_cmd(
             ws,
             name,
             Mode.PREFLIGHT,
-            inputs=_parse_inputs(inputs),
+            input_pairs=inputs or [],
             live=live,
             strict=strict,
             runner_capabilities=offered,

@@ -26,6 +26,12 @@ def json_mode() -> bool:
     return STATE.output == "json"
 
 
+def raw_mode() -> bool:
+    """``--output raw``: a run prints its last step's output exactly (other commands print
+    text)."""
+    return STATE.output == "raw"
+
+
 def workspace() -> Any:
     from pathlib import Path
 

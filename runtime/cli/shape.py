@@ -19,7 +19,7 @@ from typer.core import TyperArgument, TyperOption
 
 from runtime.cli.session import STATE
 
-OUTPUTS = ("text", "json")
+OUTPUTS = ("text", "json", "raw")
 _COMPLETION_PARAMS = frozenset({"install_completion", "show_completion"})
 
 
@@ -31,7 +31,7 @@ def _set_output(ctx: Any, param: Any, value: str | None) -> None:
     if value is None:
         return
     if value not in OUTPUTS:
-        raise typer.BadParameter(f"'{value}' is not one of: text, json")
+        raise typer.BadParameter(f"'{value}' is not one of: {', '.join(OUTPUTS)}")
     STATE.output = value
 
 
@@ -44,7 +44,7 @@ def output_option(*, root: bool) -> TyperOption:
     on a command only when given there, so that it overrides what came before."""
     return TyperOption(
         param_decls=["-o", "--output"],
-        metavar="[text|json]",
+        metavar="[" + "|".join(OUTPUTS) + "]",
         autocompletion=_complete_output,
         default="text" if root else None,
         envvar="RUNTIME_OUTPUT" if root else None,
@@ -52,9 +52,10 @@ def output_option(*, root: bool) -> TyperOption:
         show_default=root,
         expose_value=False,
         callback=_set_output,
-        help="Output format: text, or json (exactly one JSON document on stdout)."
+        help="Output format: text; json (exactly one JSON document on stdout); raw (a run's "
+        "last step's output exactly, for piping; other commands print text)."
         if root
-        else "Output format, as `runtime --output`: text or json.",
+        else "Output format, as `runtime --output`: text, json or raw.",
     )
 
 

@@ -7,6 +7,15 @@ exclusive ``flock``, so records from concurrent runs never interleave. A
 record that cannot be written is an error the caller must act on (the step
 does not run).
 
+The log rotates as logrotate does: when a record would take ``audit.jsonl``
+past :attr:`Rotation.max_bytes`, the file becomes ``audit.jsonl.1`` (the older
+ones move up to ``.2``, ``.3``..., and those past :attr:`Rotation.keep` are
+deleted) and a new ``audit.jsonl`` begins. Only the holder of the current
+file's lock rotates it; a writer that finds, once it holds the lock, that its
+descriptor is no longer the current file (another process rotated it) opens
+the new one. Readers hold a shared lock on the current file while they open
+the files, so they see each rotated file once, oldest first.
+
 A record is one ``json.dumps`` of a dict the engine builds, rather than a
 trip through structlog: importing structlog pulls in its console renderer and
 rich with it, about 0.17 s on every run that writes a record, for a format
@@ -19,18 +28,29 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from runtime.redact import Redactor
 
 
 class AuditError(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """When the log rotates, and how many rotated files are kept (config.yaml's
+    ``audit_max_bytes`` and ``audit_keep``)."""
+
+    max_bytes: int = 10 * 1024 * 1024
+    keep: int = 5
 
 
 def new_run_id(clock: Callable[[], float] = time.time) -> str:
@@ -41,6 +61,12 @@ def new_run_id(clock: Callable[[], float] = time.time) -> str:
 # A string longer than this (characters) is recorded as its size, sha256 and first characters.
 LONG_VALUE = 4096
 HEAD_CHARS = 200
+# A record still longer than this once its long strings are digests (many medium values:
+# 300 args of 3,000 characters) keeps each long field as the digest of its JSON text.
+MAX_RECORD = 64 * 1024
+# Attempts to find the current file before a record is given up (it is replaced only by
+# a rotation, so more than two means something else keeps replacing it).
+_ATTEMPTS = 10
 
 
 def digest(value: str) -> dict[str, Any]:
@@ -65,6 +91,19 @@ def _digested(value: Any) -> Any:
     return value
 
 
+def _bounded(record: dict[str, Any]) -> str:
+    """``record`` as one line, each long string a digest; if that is still over
+    :data:`MAX_RECORD`, each field whose JSON is long is the digest of its JSON text."""
+    record = _digested(record)
+    line = _encode(record)
+    if len(line) <= MAX_RECORD:
+        return line
+    fields = {k: _encode(v) for k, v in record.items()}
+    return _encode(
+        {k: digest(fields[k]) if len(fields[k]) > LONG_VALUE else v for k, v in record.items()}
+    )
+
+
 def _encode(value: Any) -> str:
     try:
         return json.dumps(value)
@@ -76,35 +115,69 @@ def _stamp(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
 
 
-def _append(fd: int, line: str) -> None:
-    """Append one line to ``fd`` under an exclusive lock, on a line of its own."""
-    data = (line + "\n").encode("utf-8")
-    fcntl.flock(fd, fcntl.LOCK_EX)
+def _is_current(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is the file at ``path`` (not one a rotation renamed away)."""
     try:
-        # a process killed in the middle of a record leaves a partial line: start on a
-        # line of our own, so this record stays whole (the torn one is skipped on read)
-        size = os.lseek(fd, 0, os.SEEK_END)
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        here = os.stat(path)
+    except FileNotFoundError:
+        return False
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino)
+
+
+def rotated_files(path: Path) -> list[Path]:
+    """``path.1``, ``path.2``... that exist, newest first."""
+    pattern = re.compile(re.escape(path.name) + r"\.([1-9][0-9]*)")
+    try:
+        names = os.listdir(path.parent)
+    except FileNotFoundError:
+        return []
+    found = [(int(m.group(1)), name) for name in names if (m := pattern.fullmatch(name))]
+    return [path.parent / name for _, name in sorted(found)]
+
+
+def _rotate(path: Path, keep: int) -> None:
+    """``path`` becomes ``path.1``, ``path.N`` becomes ``path.N+1``; files past ``keep``
+    are deleted. Called holding the lock of the current file: one rotation at a time."""
+    for old in reversed(rotated_files(path)):
+        number = int(old.name.rsplit(".", 1)[1])
+        if number >= keep:
+            old.unlink(missing_ok=True)
+        else:
+            os.replace(old, path.with_name(f"{path.name}.{number + 1}"))
+    os.replace(path, path.with_name(f"{path.name}.1"))
+
+
+def _write_line(fd: int, size: int, data: bytes) -> None:
+    # a process killed in the middle of a record leaves a partial line: start on a
+    # line of our own, so this record stays whole (the torn one is skipped on read)
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        data = b"\n" + data
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
 
 
 class AuditLog:
     def __init__(
-        self, path: Path, redactor: Redactor, clock: Callable[[], float] = time.time
+        self,
+        path: Path,
+        redactor: Redactor,
+        clock: Callable[[], float] = time.time,
+        rotation: Rotation | None = None,
     ) -> None:
         self.path = path
         self.redactor = redactor
         self.clock = clock
+        self.rotation = rotation or Rotation()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            self.fd = self._open()
         except OSError as exc:
             raise AuditError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
+
+    def _open(self) -> int:
+        return os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
 
     def record(self, event: str, **fields: Any) -> None:
         record = {"event": event, "time": _stamp(self.clock()), **fields}
@@ -113,39 +186,87 @@ class AuditLog:
             # a long value (a 1 MiB input, substituted into many args) is stored as what
             # identifies it, not again in full in every record that names it; redacted
             # first, so that a head cut in the middle of a secret holds none of it
-            line = _encode(_digested(self.redactor.data(record)))
+            line = _bounded(self.redactor.data(record))
         elif self.redactor.may_change_json(line):
             line = _encode(self.redactor.data(record))
         try:
-            _append(self.fd, line)
+            self._append((line + "\n").encode("utf-8"))
         except OSError as exc:
             raise AuditError(
                 f"cannot write to the audit log {self.path}: {exc.strerror or exc}"
             ) from None
+
+    def _append(self, data: bytes) -> None:
+        """Append ``data`` to the current file under its exclusive lock, on a line of its
+        own; first rotate the file if ``data`` would take it past the limit."""
+        for _ in range(_ATTEMPTS):
+            fd = self.fd
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if _is_current(fd, self.path):
+                    size = os.lseek(fd, 0, os.SEEK_END)
+                    if not size or size + len(data) <= self.rotation.max_bytes:
+                        _write_line(fd, size, data)
+                        return
+                    _rotate(self.path, self.rotation.keep)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            # rotated, by this process or another: the record goes to the new file
+            self.fd = self._open()
+            os.close(fd)
+        raise OSError(f"{self.path} was replaced {_ATTEMPTS} times while a record was written")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
 
+def _open_files(path: Path) -> list[IO[bytes]]:
+    """The log's files, oldest first, opened while no rotation can move them."""
+    for _ in range(_ATTEMPTS):
+        try:
+            current: IO[bytes] | None = open(path, "rb")  # noqa: SIM115 - returned open
+        except FileNotFoundError:
+            current = None
+        if current is not None:
+            fcntl.flock(current.fileno(), fcntl.LOCK_SH)
+            if not _is_current(current.fileno(), path):
+                current.close()  # rotated between the open and the lock
+                continue
+        try:
+            files = []
+            for old in reversed(rotated_files(path)):
+                with contextlib.suppress(FileNotFoundError):
+                    files.append(open(old, "rb"))  # noqa: SIM115 - returned open
+        finally:
+            if current is not None:
+                fcntl.flock(current.fileno(), fcntl.LOCK_UN)
+        return files + ([current] if current is not None else [])
+    raise OSError(f"{path} kept being replaced while it was read")
+
+
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every whole record; a torn or foreign line is skipped, never fatal."""
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
+    """Every whole record of the log and its rotated files, oldest first; a torn or
+    foreign line is skipped, never fatal."""
+    files = _open_files(path)
+    try:
+        for fh in files:
+            for raw in fh:
+                line = raw.decode("utf-8", errors="replace").strip()
+                if not line:
+                    continue
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    yield value
+    finally:
+        for fh in files:
+            fh.close()
 
 
-def run_states(records: list[dict[str, Any]], host: str | None = None) -> dict[str, str]:
+def run_states(records: Iterable[dict[str, Any]], host: str | None = None) -> dict[str, str]:
     """The state of each run that started in ``records`` and has no ``run.end``.
 
     ``running`` while the process that started it is alive on this host, else

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from runtime.errors import RuntimeFailure, UsageError
-from runtime.execute.audit import AuditError, AuditLog
+from runtime.execute.audit import AuditError, AuditLog, Rotation
 from runtime.execute.engine import Reporter, RunResult, execute_plan
 from runtime.plan.build import Plan
 from runtime.redact import SECRET_NAME, Redactor
 
 if TYPE_CHECKING:
-    from runtime.document.model import Capability
     from runtime.services import RunServices
     from runtime.workspace import Workspace
 
@@ -37,7 +37,7 @@ def run_plan(
     protect_process()
     register_credentials(plan, services, redactor)
     try:
-        audit = AuditLog(ws.home.audit_log, redactor, ws.clock)
+        audit = open_audit(ws, redactor, ws.config.audit)
     except AuditError as exc:
         raise UsageError(
             f"{exc}; nothing ran", hint="make Runtime Home writable, or set RUNTIME_HOME"
@@ -64,17 +64,28 @@ def run_plan(
         audit.close()
 
 
+def open_audit(ws: Workspace, redactor: Redactor, rotation: Rotation) -> AuditLog:
+    """Home's audit log, rotating as config.yaml says (:class:`AuditError` if it cannot
+    be opened)."""
+    return AuditLog(ws.home.audit_log, redactor, ws.clock, rotation)
+
+
+def register_environment(environ: Mapping[str, str], redactor: Redactor) -> None:
+    """The values of environment variables named like secrets (the runtime's token
+    variable among them) go to the redactor."""
+    for name, value in environ.items():
+        if SECRET_NAME.search(name):
+            redactor.add(value)
+
+
 def register_credentials(plan: Plan, services: RunServices, redactor: Redactor) -> None:
     """Every secret this run could reach goes to the redactor before the first step.
 
-    The values of environment variables named like secrets (the runtime's token
-    variable among them), and each credential a planned step will ask the Auth
-    Engine for: whatever a step prints, in whatever encoding, is redacted even if
-    the step that would have registered it never runs.
+    The environment's (:func:`register_environment`), and each credential a planned
+    step will ask the Auth Engine for: whatever a step prints, in whatever encoding,
+    is redacted even if the step that would have registered it never runs.
     """
-    for name, value in services.environ.items():
-        if SECRET_NAME.search(name):
-            redactor.add(value)
+    register_environment(services.environ, redactor)
     auth = None
     for planned in plan.steps:
         if planned.credential is None:
@@ -87,27 +98,52 @@ def register_credentials(plan: Plan, services: RunServices, redactor: Redactor) 
             continue  # reported by the step that needs it
 
 
+# the problems a refusal record lists at most (the reason says how many there are)
+RECORDED_PROBLEMS = 20
+
+
 def record_refusal(
     ws: Workspace,
-    capability: Capability | None,
     redactor: Redactor,
     run_id: str,
-    reason: str,
-    status: str,
+    *,
+    capability: str | None,
+    sha256: str | None,
+    failure: RuntimeFailure,
+    rules: list[str],
 ) -> None:
-    """A refused run leaves one audit record too (best effort: the refusal itself is the answer)."""
+    """A refused run leaves one audit record too: what was refused, the failure's code,
+    exit code and message, and the policy rules or the problems that refused it. Best
+    effort: the refusal itself is the answer. Redacted as every record is, with the
+    environment's secrets registered first (a refusal comes before the run registers
+    them)."""
+    register_environment(ws.environ, redactor)
     try:
-        audit = AuditLog(ws.home.audit_log, redactor, ws.clock)
+        rotation = ws.config.audit
+    except RuntimeFailure:  # a broken config.yaml (perhaps the refusal itself)
+        rotation = Rotation()
+    try:
+        audit = open_audit(ws, redactor, rotation)
     except AuditError:
         return
+    extra: dict[str, list[str]] = {}
+    if rules:
+        extra["rules"] = rules
+    if failure.problems:
+        extra["problems"] = [
+            f"{p.file}:{p.line}:{p.column}: {p.message}"
+            for p in failure.problems[:RECORDED_PROBLEMS]
+        ]
     try:
         audit.record(
             "run.refused",
             run_id=run_id,
-            capability=capability.path if capability else None,
-            sha256=capability.sha256 if capability else None,
-            status=status,
-            reason=reason,
+            capability=capability,
+            sha256=sha256,
+            status=failure.code,
+            exit_code=int(failure.exit_code),
+            reason=failure.message,
+            **extra,
         )
     except AuditError:
         pass

@@ -6,15 +6,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.document.schema import Hook, List, Map, Msg, Scope, Shape, Text, load
+from runtime.document.schema import Hook, Int, List, Map, Msg, Scope, Shape, Text, load
 from runtime.document.yamlnode import Node
 from runtime.errors import InvalidPolicy
+from runtime.execute.audit import Rotation
 from runtime.home.layout import Home
 from runtime.home.registry import Registry
 from runtime.provider import SettingKind
 from runtime.reading import read_file
 
-CORE_FIELDS = {
+CORE_FIELDS: dict[str, Shape] = {
     "capability_sources": List(
         # a string: YAML reads a plain 5 as a number, which is no folder ("<home>/5")
         Text(string=True, pattern=r"(?s).+", means="a folder path"),
@@ -22,7 +23,10 @@ CORE_FIELDS = {
             "{where} must be a list of folders, not {got}",
             'write capability_sources: ["~/capabilities", "/srv/capabilities"]',
         ),
-    )
+    ),
+    # the audit log rotates past this size (bytes), keeping this many rotated files
+    "audit_max_bytes": Int(minimum=1024),
+    "audit_keep": Int(minimum=1, maximum=100),
 }
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
 
@@ -30,6 +34,7 @@ VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable
 @dataclass
 class Config:
     capability_sources: list[str] = field(default_factory=list)
+    audit: Rotation = field(default_factory=Rotation)
     # values of the settings providers declare for config.yaml (github_host, the variable
     # a credential is read from...), by name
     settings: dict[str, str] = field(default_factory=dict)
@@ -81,9 +86,13 @@ def load_config(home: Home, registry: Registry) -> Config:
             problems=problems,
             code="invalid-config",
         )
+    default = Rotation()
     return Config(
         capability_sources=list(data.get("capability_sources", [])),
-        settings={k: str(v) for k, v in data.items() if k != "capability_sources"},
+        audit=Rotation(
+            data.get("audit_max_bytes", default.max_bytes), data.get("audit_keep", default.keep)
+        ),
+        settings={k: str(v) for k, v in data.items() if k not in CORE_FIELDS},
         source=str(path),
     )
 

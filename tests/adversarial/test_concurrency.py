@@ -14,6 +14,11 @@ all its ``step`` records and its ``run.end``; every log line is there exactly
 once; Home's ``version`` and ``manifest.json`` match the installed specs
 (sha256 of each file) and Home holds nothing else but its ``.lock`` and the
 audit log. ``RUNTIME_FULL_CAMPAIGNS=1``: 64 capability processes.
+
+Run twice: on a Home that does not exist yet, and on one whose only file is a
+``config.yaml`` that makes the audit log rotate every 16 KiB (keeping every
+rotated file), so that the processes rotate it under each other: no record may
+be torn or lost across the rotations either.
 """
 
 from __future__ import annotations
@@ -70,10 +75,20 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+ROTATING_CONFIG = "audit_max_bytes: 16384\naudit_keep: 100\n"
+
+
+@pytest.mark.parametrize("rotating", [False, True], ids=["fresh-home", "rotating-log"])
 def test_concurrency_campaign(
-    tmp_path: Path, home: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    home: Path,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    rotating: bool,
 ) -> None:
     assert not home.exists()
+    if rotating:
+        write(home / "config.yaml", ROTATING_CONFIG)
     shared = tmp_path / "shared"
     shared.mkdir()
     log = shared / "log.txt"
@@ -140,7 +155,16 @@ def test_concurrency_campaign(
             problems.append(f"{kind} {ident}: unexpected status: {output}")
 
     # -- the audit log: whole lines, every record of every run ----------------------------
-    lines = (home / "audit" / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    rotated = sorted(
+        (home / "audit").glob("audit.jsonl.*"), key=lambda p: -int(p.name.rsplit(".", 1)[1])
+    )
+    if rotating and len(rotated) < 3:
+        problems.append(f"the log rotated {len(rotated)} times, not at least 3")
+    lines = [
+        line
+        for path in [*rotated, home / "audit" / "audit.jsonl"]
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
     records, torn = [], 0
     for line in lines:
         try:
@@ -223,6 +247,8 @@ def test_concurrency_campaign(
         "manifest.json",
         "temporaries.key",
         "audit/audit.jsonl",
+        *(f"audit/{p.name}" for p in rotated),
+        *(["config.yaml"] if rotating else []),
         *manifest.get("files", {}),
     }
     cache = getattr(policy_module, "DEFAULT_CACHE", None)  # the parsed default policy, if cached
@@ -246,6 +272,6 @@ def test_concurrency_campaign(
     with capsys.disabled():
         print(
             f"\nconcurrency: {len(launches)} processes, {len(lines)} audit records, "
-            f"{torn} torn, {lost} lost"
+            f"{torn} torn, {lost} lost" + (f" across {len(rotated)} rotations" if rotating else "")
         )
     assert not problems, "\n".join(problems[:40])

@@ -1,7 +1,7 @@
 """Crash consistency: SIGKILL ``runtime files write`` / ``append`` at random moments.
 
 Each trial starts the installed ``runtime`` as a child process on a large
-file, waits until the step has started (its progress line on stdout), sleeps
+file, waits until the step has started (its progress line on stderr), sleeps
 a random 0-300 ms and kills it with SIGKILL. Three kinds of trial:
 
 * ``append`` of a line to a large file (the copy of the old content is the
@@ -56,6 +56,11 @@ def text_blob(size: int, seed: int) -> bytes:
     return base64.encodebytes(raw)[:size]
 
 
+def as_written(content: bytes) -> bytes:
+    """What `files write` leaves of CONTENT: it ends with one newline (specs/files.md)."""
+    return content if not content or content.endswith(b"\n") else content + b"\n"
+
+
 @dataclass
 class Trial:
     folder: Path
@@ -69,7 +74,8 @@ class Trial:
 
 
 class Started:
-    """Reads a child's stdout; ``event`` is set once the step's progress line appears."""
+    """Reads a child's output (stderr merged into stdout); ``event`` is set once the step's
+    progress line appears."""
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
@@ -109,7 +115,7 @@ def run_trial(
     elif kind == "write-argv":
         content = text_blob(ARGV_CONTENT, rng.randrange(1 << 30)).decode()
         args = ["files", "write", "BIG.txt", content]
-        new = content.encode()
+        new = as_written(content.encode())
     else:
         chunk = chunks[rng.randrange(len(chunks))]
         args = [
@@ -119,7 +125,7 @@ def run_trial(
             "--input",
             f"content=@{chunk}",
         ]
-        new = chunk.read_bytes() * CHUNK_REPEAT
+        new = as_written(chunk.read_bytes() * CHUNK_REPEAT)
     proc = subprocess.Popen(
         [str(RUNTIME_BIN), *args],
         cwd=folder,

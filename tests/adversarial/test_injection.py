@@ -269,7 +269,8 @@ def check_delivery(scene: Scene, value: str, pair: str, tally: Tally, failures: 
     if printed != f"<{value}>":
         failures.append(f"{shown}: printf printed {printed!r:.200}")
     stored = (scene.work / "out.txt").read_bytes()
-    if stored != value.encode("utf-8"):
+    # files write ends the text with a newline (specs/files.md)
+    if stored != (value if value.endswith("\n") or not value else value + "\n").encode():
         failures.append(f"{shown}: files write stored {stored!r:.200}")
 
 

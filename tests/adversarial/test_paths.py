@@ -737,7 +737,7 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     result = cli("files", "delete", "victim.txt")
     assert result.code == 3, f"the default denial was lifted: {result.stdout}{result.stderr}"
     assert "effect destroy (allowed_destructive)" in result.stdout + result.stderr
-    assert (work / "victim.txt").read_text() == "keep me"
+    assert (work / "victim.txt").read_text() == "keep me\n"
 
 
 def test_link_swapped_during_resolution_is_refused_not_an_internal_error(

@@ -120,15 +120,15 @@ def _ok(ran: Ran) -> None:
 def test_a_value_starting_with_at_is_text_never_a_file(action: Any, work: Path) -> None:
     ran = action(capability=ROUNDTRIP, inputs="folder=out\nnote=@~/.netrc\n")
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "@~/.netrc"
+    assert (work / "out" / "note.txt").read_text() == "@~/.netrc\n"
 
     ran = action(capability=ROUNDTRIP, inputs="folder=out\nnote=@@twice")
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "@@twice"
+    assert (work / "out" / "note.txt").read_text() == "@@twice\n"
 
     ran = action(capability=ROUNDTRIP, **{"inputs-json": '{"folder": "out", "note": "@~/.netrc"}'})
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "@~/.netrc"
+    assert (work / "out" / "note.txt").read_text() == "@~/.netrc\n"
 
 
 def test_a_multi_line_value_is_one_input(action: Any, work: Path) -> None:
@@ -147,7 +147,7 @@ def test_an_expression_filled_with_tojson_stays_one_value(action: Any, work: Pat
     text = '{"folder": "out", "note": ' + json.dumps(title) + "}"
     ran = action(capability=ROUNDTRIP, **{"inputs-json": text})
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == title
+    assert (work / "out" / "note.txt").read_text() == title + "\n"
 
 
 def test_numbers_and_booleans_are_their_json_text_and_null_is_not_given(
@@ -155,10 +155,10 @@ def test_numbers_and_booleans_are_their_json_text_and_null_is_not_given(
 ) -> None:
     ran = action(capability=ROUNDTRIP, **{"inputs-json": '{"folder": "out", "note": 42}'})
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "42"
+    assert (work / "out" / "note.txt").read_text() == "42\n"
     ran = action(capability=ROUNDTRIP, **{"inputs-json": '{"folder": "out", "note": true}'})
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "true"
+    assert (work / "out" / "note.txt").read_text() == "true\n"
     ran = action(capability=ROUNDTRIP, **{"inputs-json": '{"folder": "out", "note": null}'})
     assert ran.code == 2 and ran.result["error"]["code"] == "missing-input"
 
@@ -193,7 +193,7 @@ def test_inputs_that_cannot_be_read_are_exit_2_with_an_error_document(
 def test_inputs_keep_working_for_the_documented_example(action: Any, work: Path) -> None:
     ran = action(capability=ROUNDTRIP, inputs="folder=out\nnote=a = b\n")
     _ok(ran)
-    assert (work / "out" / "note.txt").read_text() == "a = b"
+    assert (work / "out" / "note.txt").read_text() == "a = b\n"
     missing = action(capability=ROUNDTRIP, inputs="folder=out\n")
     assert missing.code == 2 and missing.outputs["exit-code"] == "2"
     assert missing.result["error"]["code"] == "missing-input"

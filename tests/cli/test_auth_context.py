@@ -304,7 +304,7 @@ def test_logout_removes_the_token(
 
     step = run("github", "user", "get")
     assert step.code == 4, step.stdout + step.stderr
-    assert f"runtime auth login github --host {gh.host}" in step.stdout
+    assert f"runtime auth login github --host {gh.host}" in step.stderr
 
 
 def test_logout_notes_a_remaining_environment_variable(

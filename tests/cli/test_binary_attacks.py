@@ -647,7 +647,7 @@ def test_a_python_fake_binary_runs_when_the_policy_lets_it_read_its_interpreter(
     )
     if not str(Path(sys.executable).resolve()).startswith(("/usr/", "/bin/")):
         assert result.code == 1  # its interpreter is not there
-        assert "confined" in result.stdout  # and the hint says why
+        assert "confined" in result.stderr  # and the hint says why
     with_paths = write(tmp_path / "with.yaml", "allowed_binaries: [hello]\n" + confinement_lines())
     result = cli(
         "capability", "execute", name, extra_env={**extra, "RUNTIME_POLICY_FILE": str(with_paths)}

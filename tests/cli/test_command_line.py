@@ -68,14 +68,14 @@ def test_a_bad_output_value_is_a_usage_error_wherever_it_is(cli: Cli) -> None:
     for line in (["-o", "xml", "version"], ["capability", "list", "-o", "xml"]):
         result = cli(*line)
         assert result.code == 2, line
-        assert "'xml' is not one of: text, json" in result.stderr
+        assert "'xml' is not one of: text, json, raw" in result.stderr
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_output_values_complete(env: dict[str, str], work: Path, shell: str) -> None:
-    assert complete(env, work, shell, "runtime -o ") == ["text", "json"]
+    assert complete(env, work, shell, "runtime -o ") == ["text", "json", "raw"]
     assert complete(env, work, shell, "runtime --output j") == ["json"]
-    assert complete(env, work, shell, "runtime capability list -o ") == ["text", "json"]
+    assert complete(env, work, shell, "runtime capability list -o ") == ["text", "json", "raw"]
 
 
 # -- 9. did you mean ------------------------------------------------------------------------

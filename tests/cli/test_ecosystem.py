@@ -195,7 +195,7 @@ def test_github_action_script(env: dict[str, str], work: Path, tmp_path: Path) -
     )
     assert code == 0 and outputs["exit-code"] == "0"
     result = json.loads(outputs["result"])
-    assert result["status"] == "ok" and (work / "out" / "note.txt").read_text() == "a = b"
+    assert result["status"] == "ok" and (work / "out" / "note.txt").read_text() == "a = b\n"
     code, outputs = run_action(
         env, work, tmp_path, str(EXAMPLES / "notes-roundtrip.md"), "folder=out\n"
     )

@@ -46,11 +46,11 @@ def execute_notes(cli: Callable[..., Any], note: str = "x") -> Any:
 def test_notes_roundtrip_example(cli, work: Path, home: Path) -> None:
     result = execute_notes(cli, "Hello = world")
     assert result.code == 0, result.stdout + result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0].startswith("[1/4] files mkdir notes ... ok ")
-    assert "    Hello = world" in lines
-    assert lines[-1].startswith("ok: 4/4 steps succeeded (run ")
-    assert (work / "notes" / "note.txt").read_bytes() == b"Hello = world"
+    progress = result.stderr.splitlines()
+    assert progress[0].startswith("[1/4] files mkdir notes ... ok ")
+    assert progress[-1].startswith("ok: 4/4 steps succeeded (run ")
+    assert "Hello = world" in result.stdout.splitlines()
+    assert (work / "notes" / "note.txt").read_bytes() == b"Hello = world\n"
     # rerun: same inputs, same outcome
     assert execute_notes(cli, "Hello = world").code == 0
 
@@ -121,7 +121,7 @@ def test_json_document_and_audit_records(cli, work: Path, home: Path) -> None:
     check_schema(doc, "execute")
     assert doc["inputs"] == {"api_token": "[REDACTED]"}
     assert doc["steps"][0]["args"] == ["write", "out.txt", "[REDACTED]"]
-    assert doc["steps"][1]["output"] == "[REDACTED]"
+    assert doc["steps"][1]["output"] == "[REDACTED]\n"
     assert "s3cr3t-value" not in result.stdout + result.stderr
     records = audit(home)
     assert "s3cr3t-value" not in (home / "audit" / "audit.jsonl").read_text()
@@ -169,9 +169,9 @@ def test_stop_at_first_failure_reports_not_run_and_applied_steps(cli, work: Path
     (work / "binary.dat").write_bytes(b"\xff\xfe\x00")
     result = cli("capability", "execute", "cap.md")
     assert result.code == 1
-    assert "not UTF-8 text" in result.stdout
-    assert "failed: step 2 (files read) failed; step 3 not run" in result.stdout
-    assert "note: step 1 stays applied: capabilities are not transactional" in result.stdout
+    assert "not UTF-8 text" in result.stderr
+    assert "failed: step 2 (files read) failed; step 3 not run" in result.stderr
+    assert "note: step 1 stays applied: capabilities are not transactional" in result.stderr
     assert (work / "a.txt").exists() and not (work / "c.txt").exists()
     doc = cli("--output", "json", "capability", "execute", "cap.md").json()
     check_schema(doc, "execute")
@@ -208,7 +208,7 @@ def test_substitution_is_literal(cli, work: Path, value: str) -> None:
     )
     result = cli("capability", "execute", "cap.md", "--input", f"v={value}")
     assert result.code == 0, result.stdout + result.stderr
-    assert (work / "out.txt").read_text(encoding="utf-8") == f"[{value}]"
+    assert (work / "out.txt").read_text(encoding="utf-8") == f"[{value}]\n"
 
 
 def test_unsupplied_optional_and_actions_expressions_stay_literal(cli, work: Path) -> None:
@@ -220,7 +220,7 @@ def test_unsupplied_optional_and_actions_expressions_stay_literal(cli, work: Pat
         ),
     )
     assert cli("capability", "execute", "cap.md").code == 0
-    assert (work / "out.txt").read_text() == "${opt} ${{ github.ref }} $${opt}"
+    assert (work / "out.txt").read_text() == "${opt} ${{ github.ref }} $${opt}\n"
 
 
 def test_binary_gets_one_argument_per_arg_without_a_shell(cli, work: Path, tmp_path: Path) -> None:
@@ -267,7 +267,7 @@ def test_input_errors(cli, work: Path) -> None:
     write(work / "value.txt", "from a file\n")
     ok = cli("capability", "execute", "cap.md", "--input", "a=@value.txt", "--input", "b=@@at")
     assert ok.code == 0
-    assert (work / "out.txt").read_text() == "from a file\n@at"
+    assert (work / "out.txt").read_text() == "from a file\n@at\n"
     nofile = cli("capability", "execute", "cap.md", "--input", "a=@nope.txt", "--input", "b=1")
     assert nofile.code == 2 and "cannot read the file" in nofile.stderr
     assert not (work / "nope.txt").exists()
@@ -490,13 +490,13 @@ def test_dry_run_shows_refusals_with_exit_3(cli, work: Path) -> None:
 def test_files_operations_from_the_command_line(cli, work: Path) -> None:
     assert cli("files", "mkdir", "d").code == 0
     assert cli("files", "write", "d/a.txt", "alpha").code == 0
-    assert (work / "d" / "a.txt").read_bytes() == b"alpha"
+    assert (work / "d" / "a.txt").read_bytes() == b"alpha\n"
     assert cli("files", "append", "d/a.txt", "beta").code == 0
-    assert (work / "d" / "a.txt").read_bytes() == b"alphabeta\n"
+    assert (work / "d" / "a.txt").read_bytes() == b"alpha\nbeta\n"
     read = cli("--output", "json", "files", "read", "d/a.txt").json()
-    assert read["steps"][0]["data"]["content"] == "alphabeta\n"
+    assert read["steps"][0]["data"]["content"] == "alpha\nbeta\n"
     listing = cli("--output", "json", "files", "list", "d").json()["steps"][0]["data"]["entries"]
-    assert listing == [{"name": "a.txt", "type": "file", "size": 10}]
+    assert listing == [{"name": "a.txt", "type": "file", "size": 11}]
     assert cli("files", "delete", "d/a.txt").code == 3
     usage = cli("files", "write", "only-path")
     assert usage.code == 2 and "CONTENT" in usage.stderr
@@ -506,7 +506,7 @@ def test_files_operations_from_the_command_line(cli, work: Path) -> None:
     assert binary.code == 0
     (work / "bin.dat").write_bytes(b"\xff\xfe\x00\x01")
     refused = cli("files", "read", "bin.dat")
-    assert refused.code == 1 and "not UTF-8 text" in refused.stdout
+    assert refused.code == 1 and "not UTF-8 text" in refused.stderr
 
 
 def test_command_run_and_bounded_environment(cli, work: Path, tmp_path: Path) -> None:
@@ -543,7 +543,7 @@ def test_binary_timeout_kills_the_process_group(cli, work: Path, tmp_path: Path)
     result = cli("capability", "execute", "--timeout", "1", "cap.md", extra_env=extra)
     assert time.monotonic() - started < 10
     assert result.code == 1
-    assert "timed out after 1 s" in result.stdout
+    assert "timed out after 1 s" in result.stderr
     assert not (work / "after.txt").exists()
 
 
@@ -630,10 +630,24 @@ def test_a_run_leaves_an_embedding_programs_frozen_heap_frozen(cli, work: Path, 
         gc.unfreeze()
 
 
-def test_a_steps_output_lines_follow_its_result_line(cli, work: Path, home: Path) -> None:
-    result = execute_notes(cli, "Hello = world")
-    assert result.code == 0, result.stdout + result.stderr
-    lines = result.stdout.splitlines()
+def test_a_steps_output_lines_follow_its_result_line(work: Path, env: dict[str, str]) -> None:
+    """Progress on stderr and output on stdout keep their order in one log (2>&1)."""
+    proc = subprocess.run(
+        [
+            str(RUNTIME_BIN),
+            *("capability", "execute", str(EXAMPLES / "notes-roundtrip.md")),
+            *("--input", "folder=notes", "--input", "note=Hello = world"),
+        ],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.splitlines()
     read = next(i for i, line in enumerate(lines) if line.startswith("[3/4] files read "))
     assert " ok " in lines[read]
-    assert lines[read + 1] == "    Hello = world"
+    assert lines[read + 1] == "Hello = world"
+    assert lines[read + 2].startswith("[4/4] files list notes ... ok ")

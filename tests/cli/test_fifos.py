@@ -116,7 +116,7 @@ def test_an_input_file_may_be_a_pipe(cli_proc, work: Path, writer: Path) -> None
         "capability", "execute", "echo.md", "--input", "note=@note.pipe", timeout=LIMIT
     )
     assert result.code == 0, result.stdout + result.stderr
-    assert (work / "n.txt").read_text() == "from a pipe"
+    assert (work / "n.txt").read_text() == "from a pipe\n"
 
 
 def test_an_input_pipe_without_a_writer_reads_as_empty(cli_proc, work: Path) -> None:

@@ -180,7 +180,7 @@ def test_git_metadata_is_never_written(cli: Callable[..., Any], work: Path) -> N
     (work / ".github" / "workflows").mkdir(parents=True)
     for path in ("my.git/x", ".github/workflows/ci.yml", ".gitignore", "sub/.gitkeep"):
         assert cli("files", "write", path, "ok").code == 0, path
-        assert (work / path).read_text() == "ok"
+        assert (work / path).read_text() == "ok\n"
     assert cli("files", "mkdir", "sub/git").code == 0
     assert cli("files", "read", ".git/config").code == 0
     assert cli("files", "list", ".git").code == 0
@@ -293,4 +293,4 @@ def test_writing_over_a_file_drops_execute_and_special_bits(
     result = cli("files", word, "tool.sh", "echo hi")
     assert result.code == 0, result.stdout + result.stderr
     assert stat.S_IMODE(tool.stat().st_mode) == new
-    assert tool.read_text().endswith("echo hi" + ("\n" if word == "append" else ""))
+    assert tool.read_text().endswith("echo hi\n")

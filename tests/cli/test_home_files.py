@@ -84,7 +84,7 @@ def test_a_temporary_runtime_left_is_swept_by_the_next_write(
         (work / name).write_text("partial", encoding="utf-8")
     assert cli("files", "write", "x.txt", "two").code == 0
     assert temporaries(work) == [running]
-    assert (work / "x.txt").read_text() == "two"
+    assert (work / "x.txt").read_text() == "two\n"
 
 
 def test_naming_a_temporary_writes_nothing_more_in_home(

@@ -67,7 +67,7 @@ def test_a_run_with_stdout_closed_does_its_work(cli_proc, work: Path) -> None:
     result = cli_proc("--output", "json", "capability", "execute", "writes.md", closed=(1,))
     no_crash(result.stderr)
     assert result.code == 74, result.stderr  # the JSON document was lost
-    assert (work / "out.txt").read_text() == "done"
+    assert (work / "out.txt").read_text() == "done\n"
 
 
 def test_a_closed_stdin_reads_as_empty(cli_proc) -> None:
@@ -101,7 +101,7 @@ def test_a_run_goes_on_when_stdout_is_full(cli_proc, work: Path, full: Any) -> N
     result = cli_proc("capability", "execute", "writes.md", stdout=full)
     no_crash(result.stderr)
     assert result.code == 74, result.stderr
-    assert (work / "out.txt").read_text() == "done"
+    assert (work / "out.txt").read_text() == "done\n"
 
 
 def test_a_closed_stderr_keeps_the_refusals_exit_code(cli_proc, work: Path) -> None:

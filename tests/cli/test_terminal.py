@@ -38,7 +38,7 @@ def test_an_input_value_is_shown_escaped_and_kept_exact_in_json(cli, work: Path)
         assert result.code == 0, result.stdout + result.stderr
         clean(result.stdout + result.stderr)
         assert ESCAPED in result.stdout
-    assert (work / f"{HOSTILE}.txt").read_text() == HOSTILE
+    assert (work / f"{HOSTILE}.txt").read_text() == HOSTILE + "\n"
     doc = cli("-o", "json", "capability", "plan", "write.md", "--input", f"note={HOSTILE}")
     clean(doc.stdout)  # as JSON escapes, which a JSON reader takes back exactly
     assert doc.json()["inputs"]["note"] == HOSTILE
@@ -52,7 +52,7 @@ def test_file_names_keep_the_files_list_table_whole(cli, work: Path) -> None:
     result = cli("files", "list", "d")
     assert result.code == 0, result.stderr
     clean(result.stdout)
-    rows = [line for line in result.stdout.splitlines() if line.startswith("    file ")]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("file ")]
     assert [row.split()[-1] for row in rows] == sorted(
         ["a\\nb.txt", f"{ESCAPED}.txt", "plain.txt"]
     ), result.stdout
@@ -67,7 +67,7 @@ def test_step_output_is_shown_escaped_with_its_lines_and_tabs(cli, work: Path) -
     result = cli("files", "read", "f.txt")
     assert result.code == 0, result.stderr
     clean(result.stdout)
-    assert "    line one\n    \tindented " + ESCAPED + "\n    last\n" in result.stdout
+    assert result.stdout == "line one\n\tindented " + ESCAPED + "\nlast\n"
     doc = cli("-o", "json", "files", "read", "f.txt")
     clean(doc.stdout)
     assert doc.json()["steps"][0]["data"]["content"] == content

@@ -115,8 +115,8 @@ def test_a_bad_token_in_the_environment_is_refused_and_never_sent(
     env = {"RUNTIME_GITHUB_TOKEN": token}
     step = run("github", "user", "get", env=env)
     assert step.code == 4, step.stdout + step.stderr
-    assert f"the token from RUNTIME_GITHUB_TOKEN {expected_problem(token)}" in step.stdout
-    assert "set RUNTIME_GITHUB_TOKEN to the token alone" in step.stdout
+    assert f"the token from RUNTIME_GITHUB_TOKEN {expected_problem(token)}" in step.stderr
+    assert "set RUNTIME_GITHUB_TOKEN to the token alone" in step.stderr
 
     cap = _capability(work)
     assert run("capability", "plan", cap, env=env).code == 0  # the plan sends nothing
@@ -161,9 +161,9 @@ def test_a_bad_token_in_the_keyring_is_refused_naming_the_entry(
     assert result.code == 4, result.stdout + result.stderr
     assert (
         f"the token from the keyring entry runtime:github:{gh.host} (user token) "
-        f"{expected_problem(BAD[kind])}" in result.stdout
+        f"{expected_problem(BAD[kind])}" in result.stderr
     )
-    assert f"runtime auth login github --host {gh.host}" in result.stdout
+    assert f"runtime auth login github --host {gh.host}" in result.stderr
     status = run("auth", "status", "github", "--host", gh.host)
     assert status.code == 4
     assert status.stdout.startswith(f"{gh.host}: no credential; NOT valid: the token from")

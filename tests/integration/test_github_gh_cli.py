@@ -354,7 +354,7 @@ def test_gh_output_that_echoes_the_token_is_redacted(
     failed = run("github", "pr", "list", "--repo", "acme/app", extra_env=path_env)
     assert failed.code == 1, failed.stdout + failed.stderr
     assert "Bad credentials for token [REDACTED]" in failed.stdout + failed.stderr
-    assert "gh pr list exited with code 3" in failed.stdout
+    assert "gh pr list exited with code 3" in failed.stderr
     assert_no_token(failed, home)
 
 
@@ -375,9 +375,9 @@ def test_missing_credential_is_exit_4_before_gh_runs(
 
     result = cli_proc("github", "pr", "list", "--repo", "acme/app", extra_env=env)
     assert result.code == 4, result.stdout + result.stderr
-    assert f"no github credential for {host}" in result.stdout
-    assert f"hint: run `runtime auth login github --host {host}`" in result.stdout
-    assert "RUNTIME_GITHUB_TOKEN" in result.stdout
+    assert f"no github credential for {host}" in result.stderr
+    assert f"hint: run `runtime auth login github --host {host}`" in result.stderr
+    assert "RUNTIME_GITHUB_TOKEN" in result.stderr
     assert not record.exists(), "gh ran although there was no credential"
 
     cap = write(

@@ -245,15 +245,15 @@ def test_graphql_with_variables(cli, gh: GitHubDouble, genv) -> None:
 def test_not_found_names_status_method_path_and_docs(cli, gh: GitHubDouble, genv) -> None:
     result = cli("github", "repo", "view", "acme/nope", extra_env=genv)
     assert result.code == 1
-    assert "error: 404 Not Found: GET /repos/acme/nope: Not Found" in result.stdout
-    assert "hint: see https://docs.github.com/" in result.stdout
+    assert "error: 404 Not Found: GET /repos/acme/nope: Not Found" in result.stderr
+    assert "hint: see https://docs.github.com/" in result.stderr
 
 
 def test_bad_token_is_a_clear_failure(cli, gh: GitHubDouble, genv) -> None:
     bad = "ghp_" + "B" * 36
     result = cli("github", "user", "get", extra_env={**genv, "RUNTIME_GITHUB_TOKEN": bad})
     assert result.code == 1
-    assert "401" in result.stdout and "runtime auth status --live" in result.stdout
+    assert "401" in result.stderr and "runtime auth status --live" in result.stderr
     assert bad not in result.stdout + result.stderr
 
 
@@ -268,8 +268,8 @@ def test_missing_credential_fails_before_any_request_with_exit_4(
     }
     result = cli("github", "repo", "view", "acme/payments-api", extra_env=env)
     assert result.code == 4
-    assert "no github credential for 127.0.0.1" in result.stdout
-    assert "export RUNTIME_GITHUB_TOKEN" in result.stdout
+    assert "no github credential for 127.0.0.1" in result.stderr
+    assert "export RUNTIME_GITHUB_TOKEN" in result.stderr
     assert gh.requests == []
 
 

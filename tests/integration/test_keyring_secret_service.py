@@ -557,8 +557,8 @@ def test_secret_service_without_a_collection_is_a_clear_problem(
 
         step = cli_proc("github", "user", "get", extra_env=env)
         assert step.code == 4, step.stdout + step.stderr
-        assert "the keyring failed (InitError)" in step.stdout
-        assert "export RUNTIME_GITHUB_TOKEN=<token> (no usable keyring here)" in step.stdout
+        assert "the keyring failed (InitError)" in step.stderr
+        assert "export RUNTIME_GITHUB_TOKEN=<token> (no usable keyring here)" in step.stderr
 
         logout = cli_proc("auth", "logout", "github", "--host", host, extra_env=env)
         assert logout.code == 2, logout.stdout + logout.stderr  # not 70, an internal error

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from runtime.execute.audit import AuditLog, read_records
+from runtime.execute.audit import AuditLog, Rotation, read_records, rotated_files
 from runtime.redact import REDACTED, Redactor
 
 
@@ -92,3 +92,46 @@ def test_a_value_json_cannot_hold_is_recorded_as_its_text(tmp_path: Path) -> Non
     (record,) = read_records(tmp_path / "audit.jsonl")
     assert record["path"] == str(tmp_path)
     assert record["data"] == {"when": "2026-01-02 00:00:00+00:00"}
+
+
+def test_a_writer_whose_file_another_rotated_writes_to_the_new_file(tmp_path: Path) -> None:
+    """Two writers (two processes) on one log: the one that did not rotate it finds, under
+    the lock, that its descriptor is an old file now, and writes to the current one."""
+    path = tmp_path / "audit.jsonl"
+    small = Rotation(max_bytes=1024, keep=3)
+    first = AuditLog(path, Redactor(), rotation=small)
+    second = AuditLog(path, Redactor(), rotation=small)
+    for i in range(40):
+        first.record("first", i=i, pad="x" * 100)
+    second.record("second")
+    first.close()
+    second.close()
+    assert [p.name for p in rotated_files(path)] == [f"audit.jsonl.{n}" for n in (1, 2, 3)]
+    assert all(p.stat().st_size <= 1024 for p in [path, *rotated_files(path)])
+    events = [r["event"] for r in read_records(path)]
+    assert events[-1] == "second"
+    kept = [r["i"] for r in read_records(path) if r["event"] == "first"]
+    assert kept == list(range(40 - len(kept), 40))  # the oldest went with the file past keep
+
+
+def test_lowering_keep_drops_the_files_past_it_at_the_next_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path, Redactor(), rotation=Rotation(max_bytes=1024, keep=5))
+    for i in range(60):
+        log.record("a", i=i, pad="x" * 100)
+    assert len(rotated_files(path)) == 5
+    log.rotation = Rotation(max_bytes=1024, keep=2)
+    for i in range(10):
+        log.record("b", i=i, pad="x" * 100)
+    log.close()
+    assert [p.name for p in rotated_files(path)] == ["audit.jsonl.1", "audit.jsonl.2"]
+
+
+def test_a_record_of_many_medium_values_is_bounded(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", Redactor())
+    log.record("step", step=1, args=["m" * 3000] * 300, status="ok")
+    log.close()
+    (record,) = read_records(tmp_path / "audit.jsonl")
+    assert (tmp_path / "audit.jsonl").stat().st_size < 2048
+    assert record["step"] == 1 and record["status"] == "ok"
+    assert record["args"]["size"] == len(json.dumps(["m" * 3000] * 300))

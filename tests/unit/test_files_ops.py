@@ -198,12 +198,14 @@ def test_read_relative_to_cwd(root: Path) -> None:
 # -- write ------------------------------------------------------------------------
 
 
-def test_write_exact_bytes_no_newline(root: Path) -> None:
+def test_write_ends_the_content_with_one_newline(root: Path) -> None:
     out = run(make_env(root), "write", "out.txt", "héllo")
     assert out.ok
-    assert (root / "out.txt").read_bytes() == "héllo".encode()
-    assert out.output == "wrote 6 bytes to out.txt"
-    assert out.data == {"path": "out.txt", "bytes": 6}
+    assert (root / "out.txt").read_bytes() == "héllo\n".encode()
+    assert out.output == "wrote 7 bytes to out.txt"
+    assert out.data == {"path": "out.txt", "bytes": 7}
+    run(make_env(root), "write", "out.txt", "two\r\nlines\n")  # not doubled
+    assert (root / "out.txt").read_bytes() == b"two\r\nlines\n"
 
 
 def test_write_empty_content(root: Path) -> None:
@@ -216,7 +218,7 @@ def test_write_replaces_and_keeps_mode(root: Path) -> None:
     target.write_text("old content that is longer", encoding="utf-8")
     target.chmod(0o640)
     run(make_env(root), "write", "conf.txt", "new")
-    assert target.read_text(encoding="utf-8") == "new"
+    assert target.read_text(encoding="utf-8") == "new\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
 
 
@@ -261,7 +263,7 @@ def test_write_replaces_hard_link_entry_only(root: Path) -> None:
     original.write_text("shared", encoding="utf-8")
     os.link(original, root / "b.txt")
     run(make_env(root), "write", "b.txt", "mine")
-    assert (root / "b.txt").read_text(encoding="utf-8") == "mine"
+    assert (root / "b.txt").read_text(encoding="utf-8") == "mine\n"
     assert original.read_text(encoding="utf-8") == "shared"
 
 
@@ -273,10 +275,11 @@ def test_append_adds_newline_and_creates_file(root: Path) -> None:
     out = run(env, "append", "log.txt", "one")
     assert "created" in out.output
     run(env, "append", "log.txt", "two")
-    assert (root / "log.txt").read_bytes() == b"one\ntwo\n"
-    out = run(env, "append", "log.txt", "")
-    assert out.output == "appended 1 bytes to log.txt"
-    assert (root / "log.txt").read_bytes() == b"one\ntwo\n\n"
+    run(env, "append", "log.txt", "three\n")  # not doubled
+    assert (root / "log.txt").read_bytes() == b"one\ntwo\nthree\n"
+    out = run(env, "append", "log.txt", "")  # nothing to add, as write leaves "" empty
+    assert out.output == "appended 0 bytes to log.txt"
+    assert (root / "log.txt").read_bytes() == b"one\ntwo\nthree\n"
     assert temp_files(root) == []
 
 
@@ -459,7 +462,7 @@ def test_dotdot_escapes_are_refused(root: Path, path: str, word: str) -> None:
 def test_dotdot_that_stays_inside_is_allowed(root: Path) -> None:
     (root / "sub").mkdir()
     run(make_env(root), "write", "sub/../inside.txt", "ok")
-    assert (root / "inside.txt").read_text(encoding="utf-8") == "ok"
+    assert (root / "inside.txt").read_text(encoding="utf-8") == "ok\n"
 
 
 def test_absolute_path_outside_is_refused(root: Path, outside: Path) -> None:
@@ -566,9 +569,9 @@ def test_symlink_inside_root_is_followed(root: Path) -> None:
     run(env, "write", "link.txt", "new")
     # The target was replaced; the link itself stays a link to it.
     assert (root / "link.txt").is_symlink()
-    assert (root / "real" / "f.txt").read_text(encoding="utf-8") == "new"
+    assert (root / "real" / "f.txt").read_text(encoding="utf-8") == "new\n"
     run(env, "append", "dirlink/f.txt", "more")
-    assert (root / "real" / "f.txt").read_text(encoding="utf-8") == "newmore\n"
+    assert (root / "real" / "f.txt").read_text(encoding="utf-8") == "new\nmore\n"
 
 
 def test_root_given_through_a_symlink(base: Path) -> None:
@@ -578,7 +581,7 @@ def test_root_given_through_a_symlink(base: Path) -> None:
     alias.symlink_to(real, target_is_directory=True)
     env = make_env(alias)  # Policy.roots() resolves the root to its real path
     run(env, "write", str(alias / "f.txt"), "x")
-    assert (real / "f.txt").read_text(encoding="utf-8") == "x"
+    assert (real / "f.txt").read_text(encoding="utf-8") == "x\n"
 
 
 # -- race safety: a component swapped after the check -----------------------------------
@@ -665,7 +668,7 @@ def test_hard_link_refused_for_read_and_append(root: Path, outside: Path) -> Non
     # write replaces the entry: the outside file keeps its content.
     run(env, "write", "hard.txt", "replaced")
     assert (outside / "secret.txt").read_text(encoding="utf-8") == "top secret"
-    assert (root / "hard.txt").read_text(encoding="utf-8") == "replaced"
+    assert (root / "hard.txt").read_text(encoding="utf-8") == "replaced\n"
 
 
 # -- malformed paths ---------------------------------------------------------------------

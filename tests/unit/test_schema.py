@@ -396,7 +396,13 @@ def test_config_schema_takes_the_keys_providers_declare() -> None:
         ),
     )
     schema = config_schema(SimpleNamespace(providers={"p": provider}))  # type: ignore[arg-type]
-    assert list(schema.fields) == ["capability_sources", "token_variable", "host"]
+    assert list(schema.fields) == [
+        "capability_sources",
+        "audit_max_bytes",
+        "audit_keep",
+        "token_variable",
+        "host",
+    ]
     data, problems = load(
         "host: a/b\ntoken_variable: lower\norganization: x\n", "c.yaml", schema, "invalid-config"
     )
