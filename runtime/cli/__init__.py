@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from runtime import __version__
-from runtime.cli.session import STATE, silence_stdout
+from runtime.cli.session import STATE, silence_stdout, start_log
 from runtime.cli.session import ensure_home as ensure_home
 from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
@@ -128,6 +128,20 @@ def _root(
         help="Output format: text, or json (exactly one JSON document on stdout).",
         envvar="RUNTIME_OUTPUT",
     ),
+    log_level: str | None = typer.Option(
+        None,
+        "--log-level",
+        metavar="LEVEL",
+        help="Diagnostic events on stderr: off, error, warning, info or debug (stdout is "
+        "the same either way).  [env var: RUNTIME_LOG_LEVEL; default: off]",
+    ),
+    log_format: str | None = typer.Option(
+        None,
+        "--log-format",
+        metavar="FORMAT",
+        help="How diagnostic events are written: console (one aligned line each) or json "
+        "(one JSON object per line).  [env var: RUNTIME_LOG_FORMAT; default: console]",
+    ),
     version: bool = typer.Option(
         False,
         "--version",
@@ -141,6 +155,7 @@ def _root(
 
         raise UsageError(f"--output must be text or json, not '{output}'", hint="use --output json")
     STATE.output = output
+    start_log(log_level, log_format)
 
 
 def _argv_wants_json(argv: list[str]) -> bool:

@@ -49,6 +49,22 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
         ) from None
 
 
+def start_log(level: str | None, fmt: str | None) -> None:
+    """Turn the diagnostic event stream on or off for this process (:mod:`runtime.log`):
+    from ``--log-level`` / ``--log-format``, else ``RUNTIME_LOG_LEVEL`` /
+    ``RUNTIME_LOG_FORMAT``; off by default, and then structlog is not imported. A value
+    that is not one of the choices is a usage error (exit 2)."""
+    from runtime import log
+
+    try:
+        chosen = log.settings(level, fmt)
+    except log.LogSettingError as exc:
+        from runtime.errors import UsageError
+
+        raise UsageError(exc.message, hint=exc.hint) from None
+    log.configure(chosen)
+
+
 def silence_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
     with contextlib.suppress(OSError):
