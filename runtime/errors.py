@@ -107,6 +107,18 @@ class Failure(BaseException):
         if code is not None:
             self.code = code
 
+    def redact(self, redactor: Any) -> None:
+        """Redact what this failure says with ``redactor`` (a run's: its secret-named
+        inputs and credentials), before it leaves the run for the terminal or a log."""
+        self.message = redactor.text(self.message)
+        self.hint = redactor.text(self.hint) if self.hint else self.hint
+        self.problems = [
+            p._replace(
+                message=redactor.text(p.message), hint=redactor.text(p.hint) if p.hint else p.hint
+            )
+            for p in self.problems
+        ]
+
 
 class RuntimeFailure(Failure, Exception):
     """Every failure but a signal: an :class:`Exception`, caught where one is expected."""

@@ -16,18 +16,21 @@ capability stops the walk and refusals are shown; when executing, a refusal
 stops the walk before anything runs and is recorded in the audit log (one
 ``run.refused`` record, whichever station refused). The CLI parses arguments,
 calls :func:`walk` and renders the run it gets back; it never calls a station
-itself.
+itself. With ``--log-level debug`` each station's entry and end is an event on
+stderr (:mod:`runtime.log`), redacted with the run's secrets.
 """
 
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runtime.document.model import Arg, Capability, Step
 from runtime.errors import InvalidCapability, PolicyRefusal, RuntimeFailure, UsageError
+from runtime.log import DEBUG, WARNING, get_logger, use_redactor
 from runtime.problems import Problem
 from runtime.redact import SECRET_NAME, Redactor
 
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
     from runtime.preflight.checks import Report
     from runtime.services import RunServices
     from runtime.workspace import Workspace
+
+
+_log = get_logger("runtime.pipeline")
 
 
 class Mode(enum.Enum):
@@ -191,6 +197,15 @@ def policy(run: Run) -> None:
     promise this machine cannot keep for a program (5). Planning shows them instead."""
     from runtime.plan.gate import enforce
 
+    if run.plan is not None and _log.enabled(WARNING):
+        for s in run.plan.refused:
+            _log.warning(
+                "step.refused",
+                step=s.index,
+                target=s.label,
+                rule=s.decision.rule,
+                reason=s.decision.reason,
+            )
     if run.mode is Mode.EXECUTE and run.plan is not None and run.services is not None:
         enforce(run.plan, run.services, run.redactor)
 
@@ -263,12 +278,40 @@ def walk(run: Run, until: Callable[[Run], None]) -> Run:
 
     if run.mode is Mode.EXECUTE and not run.run_id:
         run.run_id = new_run_id(run.ws.clock)
+    use_redactor(run.redactor)  # events are redacted with the run's secrets
+    station = STATIONS[0]
     try:
         for station in STATIONS:
+            traced = _log.enabled(DEBUG)
+            if traced:
+                _log.debug(
+                    "station.entered",
+                    station=station.__name__,
+                    capability=_shown(run),
+                    mode=run.mode.value,
+                )
+                started = time.perf_counter()
             station(run)
+            if traced:
+                _log.debug(
+                    "station.finished",
+                    station=station.__name__,
+                    capability=_shown(run),
+                    ms=round((time.perf_counter() - started) * 1000, 3),
+                    **_found(run, station),
+                )
             if station is until:
                 break
     except RuntimeFailure as failure:
+        failure.redact(run.redactor)  # it may quote a secret-named input's value
+        _log.warning(
+            "station.failed",
+            station=station.__name__,
+            capability=_shown(run),
+            code=failure.code,
+            exit_code=int(failure.exit_code),
+            message=failure.message,
+        )
         if run.mode is Mode.EXECUTE:
             _record_refusal(run, failure)
         raise
@@ -335,6 +378,29 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
     step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
     label = command.label
     return Capability(label, "", Document(label, "", ""), steps=[step])
+
+
+def _shown(run: Run) -> str | None:
+    """The capability, for an event: its path, or what the user typed for a direct call."""
+    if run.target is not None:
+        return str(run.target.path)
+    if run.capability is not None:
+        return run.capability.path
+    return run.name
+
+
+def _found(run: Run, station: Callable[[Run], None]) -> dict[str, Any]:
+    """What a station found, for its ``station.finished`` event."""
+    found: dict[str, Any] = {}
+    if station is resolve and run.plan is not None:
+        found["steps"] = len(run.plan.steps)
+    elif station is policy and run.plan is not None:
+        found["refused"] = len(run.plan.refused)
+    elif station is execute and run.result is not None:
+        found["status"] = run.result.status
+    if station in (load, validate):
+        found["problems"] = len(run.problems)
+    return found
 
 
 def _capability(run: Run) -> Capability:

@@ -21,7 +21,11 @@ import contract holds it). What is here, in the order a step meets it:
   :class:`MissingCapability`), each with its exit code (``runtime.errors``);
 * what a provider declares besides its operations (:class:`CredentialKind`,
   :class:`Setting`) and the :class:`Provider` protocol itself, whose optional
-  hooks have defaults in :class:`ProviderBase`.
+  hooks have defaults in :class:`ProviderBase`;
+* the diagnostic event stream (:func:`get_logger`, a :class:`Logger` that does
+  nothing while ``--log-level`` is off; ask :meth:`Logger.enabled` before
+  building an event's fields): events go to stderr, redacted with the run's
+  secrets (:mod:`runtime.log` lists the events).
 """
 
 from __future__ import annotations
@@ -41,6 +45,12 @@ from runtime.errors import MissingCredential as MissingCredential
 from runtime.errors import PolicyRefusal as PolicyRefusal
 from runtime.errors import StepError as StepError
 from runtime.errors import Terminated as Terminated
+from runtime.log import DEBUG as DEBUG
+from runtime.log import ERROR as ERROR
+from runtime.log import INFO as INFO
+from runtime.log import WARNING as WARNING
+from runtime.log import Logger as Logger
+from runtime.log import get_logger as get_logger
 
 # a provider's human-readable output: a value it did not write (a file name) escaped as
 # all text output is, and tables made as the CLI makes its own

@@ -41,7 +41,7 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from providers.github.endpoints import Endpoints
 from runtime import __version__
-from runtime.provider import StepError, split_url
+from runtime.provider import DEBUG, WARNING, StepError, get_logger, split_url
 
 if TYPE_CHECKING:
     import httpx
@@ -58,6 +58,9 @@ DEFAULT_MAX_PAGES = 100  # pages one list follows (RUNTIME_GITHUB_MAX_PAGES)
 MAX_BODY_BYTES = 32 * 1024 * 1024
 LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 _SHOWN_PARAMS = frozenset({"page", "per_page"})  # query values a message may show
+# diagnostic events (--log-level debug): each request's method, route (the path, never the
+# query), status and attempt; retries and rate-limit waits as warnings
+_log = get_logger("providers.github")
 
 
 @dataclass
@@ -258,8 +261,29 @@ class GitHubHTTP:
         server_retries = 0
         rate_retries = 0
         while True:
-            response = self._send_following(method, url, params, body, shown)
+            attempt = 1 + server_retries + rate_retries
+            started = time.perf_counter()
+            try:
+                response = self._send_following(method, url, params, body, shown)
+            except StepError as exc:
+                _log.warning(
+                    "http.failed",
+                    method=method,
+                    route=_route(url),
+                    attempt=attempt,
+                    error=exc.message,
+                )
+                raise
             status = response.status_code
+            if _log.enabled(DEBUG):
+                _log.debug(
+                    "http.request",
+                    method=method,
+                    route=_route(url),
+                    status=status,
+                    attempt=attempt,
+                    ms=round((time.perf_counter() - started) * 1000, 3),
+                )
             if 200 <= status < 300 or status in ok_statuses:
                 return Response(
                     status, response.headers, self._decode(response, shown), str(response.url)
@@ -270,6 +294,7 @@ class GitHubHTTP:
                     if not self._can_wait(wait):
                         why = f"waiting would pass the step's time limit of {self.step_seconds:g} s"
                         raise self._rate_limit_error(response, shown, why)
+                    _retry(method, url, status, attempt, wait, "rate limited")
                     self.sleep(wait)
                     waited += wait
                     rate_retries += 1
@@ -287,6 +312,7 @@ class GitHubHTTP:
                 and self._can_wait(0.5 * (server_retries + 1))
             ):
                 server_retries += 1
+                _retry(method, url, status, attempt, 0.5 * server_retries, "server error")
                 self.sleep(0.5 * server_retries)
                 continue
             raise self._error(response, shown)
@@ -562,6 +588,20 @@ class GitHubHTTP:
                 f"GraphQL error: {_short(messages, 400)}", http_status=response.status, data=data
             )
         return response
+
+
+def _retry(method: str, url: str, status: int, attempt: int, wait: float, why: str) -> None:
+    """The ``http.retry`` event: an idempotent request is sent again after ``wait`` s."""
+    if _log.enabled(WARNING):
+        _log.warning(
+            "http.retry",
+            method=method,
+            route=_route(url),
+            status=status,
+            attempt=attempt,
+            wait_s=wait,
+            why=why,
+        )
 
 
 def _route(url: str) -> str:

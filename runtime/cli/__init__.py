@@ -17,11 +17,11 @@ from typer.core import TyperGroup
 
 from runtime import __version__
 from runtime.cli import session
-from runtime.cli.session import STATE
+from runtime.cli.session import STATE, start_log
 from runtime.cli.session import ensure_home as ensure_home
 from runtime.cli.session import json_mode as json_mode
 from runtime.cli.session import workspace as workspace
-from runtime.cli.shape import finish, help_text, output_option, suggest
+from runtime.cli.shape import finish, global_options, help_text, suggest
 
 if TYPE_CHECKING:
     from runtime.errors import Failure
@@ -64,7 +64,7 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.params.insert(0, output_option(root=True))
+        self.params[:0] = global_options(root=True)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:
@@ -144,7 +144,9 @@ def _root(
 ) -> None:
     """Run capabilities (Markdown files with one runtime block) deterministically and safely.
 
-    The output format (-o/--output, set by LazyGroup) may also follow the command."""
+    The global options (-o/--output, --log-level, --log-format; set by LazyGroup) may also
+    follow the command."""
+    start_log(STATE.log_level, STATE.log_format)
 
 
 def _argv_wants_json(argv: list[str]) -> bool:
@@ -225,7 +227,7 @@ def _is_usage_error(exc: BaseException) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run, map every failure to its documented exit code."""
     session.guard_standard_streams()
-    STATE.lost = None
+    STATE.reset()
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:

@@ -102,8 +102,15 @@ class TextReporter:
         self.open_line = False
         # the stream the step's streamed output left without a final newline, if any
         self.unterminated: Any = None
+        from runtime.log import ERROR, Logger
+
+        # diagnostic events share stderr: with them on, no line is left open for an
+        # event to land in the middle of
+        self.whole_lines = Logger.enabled(ERROR)
         # live progress (elapsed seconds on the open line) only on a terminal
-        self.live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        self.live = (
+            not self.whole_lines and sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        )
         from runtime.cli.render import colour_enabled
 
         self.colour = colour_enabled(sys.stderr)  # asked once, not once per step
@@ -146,8 +153,8 @@ class TextReporter:
     def step_started(self, planned: Any, total: int) -> None:
         self.line = self._label(planned, total)
         # flushed: a pipe (a CI log) sees which step is running, not only its end
-        _emit(sys.stderr, self.line + " ...")
-        self.open_line = True
+        _emit(sys.stderr, self.line + (" ...\n" if self.whole_lines else " ..."))
+        self.open_line = not self.whole_lines
         self.unterminated = None
         if self.live:
             import threading

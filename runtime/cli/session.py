@@ -16,7 +16,13 @@ from typing import Any
 
 class _State:
     output: str = "text"
+    log_level: str | None = None  # --log-level, where given (else RUNTIME_LOG_LEVEL)
+    log_format: str | None = None
     lost: OSError | None = None  # why stdout could not be written (see _Guard)
+
+    def reset(self) -> None:
+        """A new command line (the tests call main() many times in one process)."""
+        self.output, self.log_level, self.log_format, self.lost = "text", None, None, None
 
 
 STATE = _State()
@@ -139,3 +145,19 @@ def lost_output() -> OSError | None:
 def reader_gone() -> bool:
     """stdout was a pipe whose reader went away (EPIPE: what SIGPIPE would end us for)."""
     return isinstance(STATE.lost, BrokenPipeError)
+
+
+def start_log(level: str | None, fmt: str | None) -> None:
+    """Turn the diagnostic event stream on or off for this process (:mod:`runtime.log`):
+    from ``--log-level`` / ``--log-format``, else ``RUNTIME_LOG_LEVEL`` /
+    ``RUNTIME_LOG_FORMAT``; off by default, and then structlog is not imported. A value
+    that is not one of the choices is a usage error (exit 2)."""
+    from runtime import log
+
+    try:
+        chosen = log.settings(level, fmt)
+    except log.LogSettingError as exc:
+        from runtime.errors import UsageError
+
+        raise UsageError(exc.message, hint=exc.hint) from None
+    log.configure(chosen)

@@ -3,8 +3,9 @@
 Typer turns each command module's app into click commands; :func:`finish` then
 gives the whole tree the conventions people type and read by:
 
-- the global options (``--output``/``-o``) are accepted after the command too
-  (``runtime capability execute X -o json``), as gh accepts its flags anywhere;
+- the global options (``--output``/``-o``, ``--log-level``, ``--log-format``) are
+  accepted after the command too (``runtime capability execute X -o json``), as gh
+  accepts its flags anywhere;
 - a usage line names its arguments as click and git do (``NAME``,
   ``[NAME]``, ``TARGETS...``, ``[ARGS]...``), not typer's ``{name}``;
 - the shell-completion options appear once, on ``runtime`` itself.
@@ -39,10 +40,23 @@ def _complete_output(ctx: Any, args: list[str], incomplete: str) -> list[str]:
     return [o for o in OUTPUTS if o.startswith(incomplete)]
 
 
-def output_option(*, root: bool) -> TyperOption:
-    """``-o/--output``: on ``runtime`` itself with its default and environment variable;
-    on a command only when given there, so that it overrides what came before."""
-    return TyperOption(
+def _set_log(ctx: Any, param: Any, value: str | None) -> None:
+    """A log option given after the command: the stream is set again with it (the root's
+    callback set it from what came before, or the environment)."""
+    if value is None:
+        return
+    setattr(STATE, param.name, value)
+    if ctx.parent is not None:  # a command's own copy: the root callback has run
+        from runtime.cli.session import start_log
+
+        start_log(STATE.log_level, STATE.log_format)
+
+
+def global_options(*, root: bool) -> list[TyperOption]:
+    """``-o/--output``, ``--log-level``, ``--log-format``: on ``runtime`` itself (with the
+    output's default and environment variable), and on every command, given there only,
+    so that what comes later on the line wins."""
+    output = TyperOption(
         param_decls=["-o", "--output"],
         metavar="[" + "|".join(OUTPUTS) + "]",
         autocompletion=_complete_output,
@@ -57,6 +71,23 @@ def output_option(*, root: bool) -> TyperOption:
         if root
         else "Output format, as `runtime --output`: text, json or raw.",
     )
+    level = TyperOption(
+        param_decls=["--log-level", "log_level"],
+        metavar="LEVEL",
+        expose_value=False,
+        callback=_set_log,
+        help="Diagnostic events on stderr: off, error, warning, info or debug (stdout is "
+        "the same either way).  [env var: RUNTIME_LOG_LEVEL; default: off]",
+    )
+    fmt = TyperOption(
+        param_decls=["--log-format", "log_format"],
+        metavar="FORMAT",
+        expose_value=False,
+        callback=_set_log,
+        help="How diagnostic events are written: console (one aligned line each) or json "
+        "(one JSON object per line).  [env var: RUNTIME_LOG_FORMAT; default: console]",
+    )
+    return [output, level, fmt]
 
 
 class _Argument(TyperArgument):
@@ -80,7 +111,7 @@ def finish(command: Any, *, root: bool = False) -> Any:
         for sub in command.commands.values():
             finish(sub)
     elif not any("--output" in getattr(p, "opts", ()) for p in command.params):
-        command.params.append(output_option(root=False))
+        command.params.extend(global_options(root=False))
     return command
 
 

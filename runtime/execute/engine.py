@@ -15,11 +15,14 @@ from typing import Any, Protocol
 
 from runtime.errors import Failure, Interrupted, StepError, Terminated
 from runtime.execute.audit import AuditError, AuditLog
+from runtime.log import INFO, WARNING, get_logger
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
 from runtime.provider import StepEnvironment, StepOutcome
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
+
+_log = get_logger("runtime.engine")
 
 
 @dataclass
@@ -128,10 +131,20 @@ def execute_plan(
                 )
                 result = StepResult.failed(planned, failure)
                 run.results.append(result)
+                if _log.enabled(WARNING):
+                    _log_finished(run_id, result)
                 reporter.step_finished(result, total)
                 stop, run.exit_code = result.status, int(failure.exit_code)
                 continue
             in_progress = planned  # announced; its own record is not written yet
+            if _log.enabled(INFO):
+                _log.info(
+                    "step.started",
+                    run_id=run_id,
+                    step=planned.index,
+                    of=total,
+                    target=planned.label,
+                )
             reporter.step_started(planned, total)
             result = _run_step(
                 network,
@@ -149,6 +162,8 @@ def execute_plan(
                 result.failure = StepError(f"{exc} (the step itself ran)")
                 result.error = result.failure.message
             in_progress = None
+            if _log.enabled(WARNING):  # a failed step is a warning, an ok one info
+                _log_finished(run_id, result)
             reporter.step_finished(result, total)
             if result.failure is not None:
                 stop, run.exit_code = result.status, int(result.failure.exit_code)
@@ -181,6 +196,23 @@ def execute_plan(
             ok=sum(1 for r in run.results if r.status == "ok"),
         )
     return run
+
+
+def _log_finished(run_id: str, result: StepResult) -> None:
+    """The ``step.finished`` event: info when the step succeeded, else a warning."""
+    outcome = result.outcome
+    _log.log(
+        INFO if result.failure is None else WARNING,
+        "step.finished",
+        run_id=run_id,
+        step=result.planned.index,
+        target=result.planned.label,
+        status=result.status,
+        duration_ms=round(result.duration_ms, 3),
+        exit_code=outcome.exit_code if outcome else None,
+        http_status=outcome.http_status if outcome else None,
+        error=result.error,
+    )
 
 
 def _record_step(

@@ -214,3 +214,17 @@ def test_plan_says_which_rule_allowed_a_step(cli: Cli, work: Path) -> None:
     assert "policy: allowed [no denied_operations entry matches]" in result.stdout
     assert "allowed by" not in result.stdout
     assert "1 step planned; nothing was run" in result.stdout
+
+
+def test_log_options_are_accepted_after_the_command_too(cli: Cli, work: Path) -> None:
+    write(work / "cap.md", capability(LIST_STEP))
+    after = cli("capability", "show", "cap.md", "--log-level", "debug", "--log-format", "json")
+    assert after.code == 0, after.stderr
+    events = [json.loads(line) for line in after.stderr.splitlines()]
+    assert "station.entered" in {e["event"] for e in events}
+    quiet = cli("--log-level", "debug", "capability", "show", "cap.md", "--log-level", "off")
+    assert quiet.code == 0
+    assert quiet.stderr == ""
+    bad = cli("capability", "show", "cap.md", "--log-level", "loud")
+    assert bad.code == 2
+    assert "--log-level 'loud' is not one of" in bad.stderr

@@ -651,3 +651,25 @@ def test_a_steps_output_lines_follow_its_result_line(work: Path, env: dict[str, 
     assert " ok " in lines[read]
     assert lines[read + 1] == "Hello = world"
     assert lines[read + 2].startswith("[4/4] files list notes ... ok ")
+
+
+def test_a_refusal_never_quotes_a_secret_named_input(cli, work: Path, home: Path) -> None:
+    # the value reaches a refusal's message (a path preflight cannot find): the error on
+    # the terminal, the JSON document and the audit record all show it redacted
+    secret = "s3cr3t-value-0123456789"
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  api_token:\n    required: true\nworkflow:\n"
+            '  - provider: files\n    args: [read, "${api_token}"]\n'
+        ),
+    )
+    text = cli("capability", "execute", "cap.md", "--input", f"api_token={secret}")
+    doc = cli("capability", "execute", "cap.md", "-o", "json", "--input", f"api_token={secret}")
+    for result in (text, doc):
+        assert result.code == 5, result.stdout + result.stderr
+        assert secret not in result.stdout + result.stderr
+    assert "api_token" in text.stderr or "missing" in text.stderr, text.stderr
+    audit = (home / "audit" / "audit.jsonl").read_text()
+    assert "run.refused" in audit
+    assert secret not in audit
