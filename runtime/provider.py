@@ -700,7 +700,6 @@ class ProgramResult(NamedTuple):
     stderr_bytes: int
     truncated: bool
     timed_out: bool
-    duration: float
 
 
 class RunContext(Protocol):
@@ -794,7 +793,6 @@ class StepEnvironment:
     timeout: float
     # Called with chunks of a step's own output while it runs (text mode streams it).
     on_output: Callable[[str, str], None] = field(default=lambda stream, text: None)
-    step_index: int = 0
     # When the step started (time.monotonic()); ``timeout`` after it, its time is up.
     started: float = field(default_factory=time.monotonic)
 
@@ -907,7 +905,8 @@ class CredentialKind:
     program_environment: Callable[[str, str, str], dict[str, str]] | None = None
     # other names of a host that its programs may use (github.com: api.github.com)
     host_aliases: Callable[[str], tuple[str, ...]] | None = None
-    login_hint: str = ""  # how a user makes a token ("a GitHub token with the repo scope")
+    # what a user is asked for at login ("a GitHub token (classic or fine-grained)")
+    login_hint: str = ""
 
 
 HOST_FORM = "a host name with an optional port (ghe.example.com or ghe.example.com:8443)"

@@ -406,7 +406,7 @@ CREDENTIALS = (
         host_from_environ=_host_from_environ,
         program_environment=_gh_environment,
         host_aliases=lambda host: ("api.github.com",) if host == "github.com" else (),
-        login_hint="a GitHub token (classic or fine-grained) for the host",
+        login_hint="a GitHub token (classic or fine-grained)",
     ),
 )
 

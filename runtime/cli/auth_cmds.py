@@ -121,7 +121,8 @@ def login_cmd(
     elif sys.stdout.isatty() or sys.stderr.isatty():
         import getpass
 
-        prompt = f"Paste a {host} token (input hidden): "
+        what = auth.kind(name).login_hint or "a token"
+        prompt = f"Paste {what} for {host} (input hidden): "
         token = clean_token(getpass.getpass(prompt), "the prompt", hint, services.redactor)
     if not token:
         raw = ws.environ.get(variable)
@@ -146,8 +147,8 @@ def login_cmd(
                 out(message)
             return
         raise MissingCredential(
-            f"no token given: pipe one on stdin (runtime auth login {name} < token.txt) or run "
-            "it in a terminal",
+            f"no token given: pipe {auth.kind(name).login_hint or 'a token'} on stdin "
+            f"(runtime auth login {name} < token.txt) or run it in a terminal",
             hint=f"in a pipeline, export {variable}=<token> instead",
         )
     try:

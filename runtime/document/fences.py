@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = ["FencedBlock", "find_fenced_blocks"]
@@ -194,31 +195,25 @@ def _html_block_ends(kind: int, text: str, pos: int) -> bool:
     return False
 
 
+@dataclass(slots=True)
 class _Container:
-    __slots__ = ("has_child", "kind", "width")
-
-    def __init__(self, kind: int, width: int = 0) -> None:
-        self.kind = kind
-        # For list items: the column offset of the item's content, relative
-        # to the start of the item's parent's content.
-        self.width = width
-        self.has_child = False
+    kind: int
+    # For list items: the column offset of the item's content, relative
+    # to the start of the item's parent's content.
+    width: int = 0
+    has_child: bool = False
 
 
+@dataclass(slots=True)
 class _OpenFence:
-    __slots__ = ("char", "column", "indent", "info", "length", "line", "offsets", "parts")
-
-    def __init__(
-        self, line: int, char: str, length: int, indent: int, column: int, info: str
-    ) -> None:
-        self.line = line
-        self.char = char
-        self.length = length
-        self.indent = indent
-        self.column = column
-        self.info = info
-        self.parts: list[str] = []
-        self.offsets: list[int] = []
+    line: int
+    char: str
+    length: int
+    indent: int
+    column: int
+    info: str
+    parts: list[str] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
 
     def finish(self, end_line: int, closed: bool) -> FencedBlock:
         return FencedBlock(

@@ -10,16 +10,12 @@ of the policy is decided at plan time, after substitution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
-from runtime.document.grammar import check_capability, references
-from runtime.document.loader import load_document
+from runtime.document.grammar import references
 from runtime.document.model import Capability, Step
 from runtime.home.registry import Registry
 from runtime.plan.policy import NEVER_BINARIES, UNKNOWN, Policy
 from runtime.plan.substitute import substitute
-from runtime.problems import Problem, has_errors, sorted_problems
+from runtime.problems import Problem
 from runtime.provider import (
     Binding,
     Decision,
@@ -35,34 +31,6 @@ from runtime.provider import (
 
 # step index -> the operation a provider step names and how its args bind to it
 Resolved = dict[int, tuple[Operation, Binding]]
-
-
-@dataclass
-class Validation:
-    path: str
-    capability: Capability
-    problems: list[Problem] = field(default_factory=list)
-    # what validation found for each provider step without a problem: the plan takes
-    # it as found instead of matching and binding the same args a second time
-    resolved: Resolved = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not has_errors(self.problems)
-
-    @property
-    def has_runtime_block(self) -> bool:
-        return self.capability.document.runtime_block is not None or any(
-            p.code == "multiple-runtime-blocks" for p in self.problems
-        )
-
-
-def validate_file(path: Path, display: str, registry: Registry, policy: Policy) -> Validation:
-    doc = load_document(path, display)
-    cap, problems = check_capability(doc)
-    resolved: Resolved = {}
-    problems.extend(check_steps(cap, registry, policy, resolved))
-    return Validation(display, cap, sorted_problems(problems), resolved)
 
 
 def check_steps(

@@ -76,7 +76,7 @@ def _loader_class() -> Any:
         nodes = 0
 
         def compose_node(self, parent: Any, index: Any) -> Any:
-            # a budget of nodes bounds the time of any document (~80 us a node here)
+            # a budget of nodes bounds the time of any document
             self.nodes += 1
             if self.nodes > MAX_NODES:
                 mark = self.parser.peek_event().start_mark

@@ -20,11 +20,10 @@ A record is one ``json.dumps`` of a dict the engine builds, rather than a
 trip through structlog (which is the diagnostic stream, :mod:`runtime.log`,
 imported only when ``--log-level`` turns it on). Measured 2026-12-01 against
 the same records through a structlog chain (stamp, redact, digest, render):
-per step the chain adds ~33 us (two records: ~59 us against ~26 us), within
-the per-step budgets; but every ``execute`` would import structlog, and rich,
-pygments and asyncio with it: bench figure 8's peak RSS went from 27.2 to
-35.9 MiB (1.32 times, past the 1.2x budget) and a one-step run from 185 to
-276 ms (``bench/README.md``, "Logging and the audit log").
+per step the chain is within the per-step budgets, but every ``execute`` would
+import structlog, and rich, pygments and asyncio with it, which takes the
+memory figure past its budget (``bench/README.md``, "Logging and the audit
+log", has the figures).
 """
 
 from __future__ import annotations

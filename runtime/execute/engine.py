@@ -256,7 +256,6 @@ def _run_step(
         run=services,
         timeout=timeout,
         on_output=lambda stream, text: reporter.step_output(planned, stream, text),
-        step_index=planned.index,
     )
     started = time.perf_counter()
     try:

@@ -562,5 +562,4 @@ def run_process(
         stderr_bytes=err.total,
         truncated=out.truncated or err.truncated,
         timed_out=timed_out,
-        duration=time.monotonic() - start,
     )

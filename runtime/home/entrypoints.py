@@ -1,10 +1,9 @@
 """Entry points of one group, read straight from installed distributions' metadata.
 
 ``importlib.metadata`` costs ``runtime --help`` (which lists the providers)
-about 15 ms of imports (email, zipfile, csv...) and scanning; this reads the
-same ``entry_points.txt`` files of the ``*.dist-info`` / ``*.egg-info``
-folders on ``sys.path`` with ``os.listdir`` and a line parser, in about a
-millisecond. First distribution on ``sys.path`` wins, as with
+its imports (email, zipfile, csv...) and scanning; this reads the same
+``entry_points.txt`` files of the ``*.dist-info`` / ``*.egg-info`` folders on
+``sys.path`` with ``os.listdir`` and a line parser, in a fraction of that. First distribution on ``sys.path`` wins, as with
 importlib.metadata (bench/README.md, "Entry points", has the measurement;
 tests/unit/test_entrypoints.py checks that both read alike).
 """

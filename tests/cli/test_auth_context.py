@@ -195,7 +195,10 @@ def test_login_with_nothing_to_read_is_exit_4_with_a_hint(
     for stdin in (io.StringIO(""), io.StringIO("  \n"), TerminalStdin()):
         result = run("auth", "login", "github", "--host", gh.host, stdin=stdin)
         assert result.code == 4, result.stdout + result.stderr
-        assert "error: no token given: pipe one on stdin" in result.stderr
+        assert (
+            "error: no token given: pipe a GitHub token (classic or fine-grained) on stdin"
+            in result.stderr
+        )
         assert "hint: in a pipeline, export RUNTIME_GITHUB_TOKEN=<token> instead" in result.stderr
     assert store == {}
     assert gh.requests == []  # nothing to verify, nothing sent

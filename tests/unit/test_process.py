@@ -106,7 +106,6 @@ def test_exit_code_and_both_streams() -> None:
     assert result.stderr_bytes == 4
     assert not result.truncated
     assert not result.timed_out
-    assert 0 <= result.duration < 5
 
 
 def test_success_and_no_output() -> None:
@@ -394,7 +393,6 @@ def test_timeout_kills_program_and_grandchild() -> None:
     assert result.timed_out
     assert result.exit_code is None
     assert 0.5 <= elapsed < 5
-    assert result.duration < 5
     pgid = int(result.stdout.split()[0])
     assert_group_gone(pgid)
 
