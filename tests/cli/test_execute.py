@@ -578,8 +578,12 @@ def test_signal_stops_the_step_and_records_it(
     work: Path, home: Path, env: dict[str, str], tmp_path: Path, sig: int, code: int, status: str
 ) -> None:
     policy = write(tmp_path / "policy.yaml", "allowed_binaries: [sleep]\n")
+    # a duration no other test (or another run of the suite) uses: pgrep finds this one
+    seconds = f"60.{os.getpid()}{int(sig)}"
+    pattern = f"sleep {seconds}"
     write(
-        work / "cap.md", capability('version: v1\nworkflow:\n  - binary: sleep\n    args: ["60"]\n')
+        work / "cap.md",
+        capability(f'version: v1\nworkflow:\n  - binary: sleep\n    args: ["{seconds}"]\n'),
     )
     proc = subprocess.Popen(
         [str(RUNTIME_BIN), "capability", "execute", "cap.md"],
@@ -593,7 +597,7 @@ def test_signal_stops_the_step_and_records_it(
     child = None
     while time.monotonic() < deadline and child is None:
         out = subprocess.run(
-            ["pgrep", "-f", "sleep 60"], capture_output=True, text=True
+            ["pgrep", "-f", pattern], capture_output=True, text=True
         ).stdout.split()
         child = int(out[0]) if out else None
         time.sleep(0.05)
@@ -602,7 +606,7 @@ def test_signal_stops_the_step_and_records_it(
     stdout, _ = proc.communicate(timeout=20)
     assert proc.returncode == code, stdout
     time.sleep(0.2)
-    assert subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True).returncode == 1
+    assert subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 1
     records = audit(home)
     assert records[-2]["event"] == "step" and records[-2]["status"] == status
     assert records[-1]["event"] == "run.end" and records[-1]["status"] == status
