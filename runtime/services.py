@@ -45,6 +45,7 @@ class RunServices:
         # the capability's declared network rule (MDA requires.network), set by the engine
         # before the first step; None when it declares none
         self.network: NetworkRule | None = None
+        self._subreaper = False  # set when the launcher is made (the first program)
 
     # -- what the run is -------------------------------------------------------------------
     @property
@@ -77,7 +78,12 @@ class RunServices:
         from runtime.execute.launch import become_subreaper, for_run
 
         launcher = for_run(self.workspace)
-        if not launcher.confined and become_subreaper():
+        # Unconfined, a daemon that double-forked out of its step becomes our child, to
+        # be killed. Confined, bubblewrap's own helper in the step's group often ends just
+        # after the step's leader: as our child it is reaped at once, not left a zombie of
+        # init that makes the group look alive (the runner then reads all of /proc).
+        self._subreaper = become_subreaper()
+        if self._subreaper:
             self.on_close(_stop_reaping)
         return launcher
 
@@ -167,6 +173,7 @@ class RunServices:
                 timeout=timeout,
                 on_output=on_output,
                 redact=self._redactor.text,
+                subreaper=self._subreaper,
             )
         except ProcessStartError as exc:
             raise StepError(exc.message, hint=_start_hint(exc.errno)) from None

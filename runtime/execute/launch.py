@@ -18,6 +18,10 @@ protected paths), and the runtime does what an unprivileged process can:
   that double-forked out of the step's process group is re-parented to the
   runtime, which kills it when the step ends (:func:`reap_orphans`).
 
+The runtime is a subreaper in both cases: confined, bubblewrap's helper in the
+step's process group often ends just after the program, and as the runtime's
+child it is reaped at once instead of waiting for init.
+
 Preflight and ``runtime doctor`` say which of the two applies; a policy with
 ``require_confinement: true`` refuses binary steps where confinement is missing.
 """

@@ -186,19 +186,24 @@ class _Stream:
         )
 
 
-def _group_alive(pgid: int) -> bool:
+def _group_alive(pgid: int, *, subreaper: bool = False) -> bool:
     """Whether a process of group ``pgid`` is still alive (zombies count as dead).
 
-    Orphans killed in the group are reaped by init, which may take a moment; a
-    zombie can do no harm, so on Linux /proc is consulted to ignore them.
+    When the runtime is a child subreaper, every member of the group that outlives
+    its parent becomes our child, so a dead member is a zombie of ours: it is reaped
+    here, and whatever still answers a signal is alive. Otherwise orphans are reaped
+    by init, which may take a moment; a zombie can do no harm, so on Linux /proc is
+    read to ignore them (a read of every process's entry).
     """
+    if subreaper:
+        _reap_dead_members(pgid)
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    if not sys.platform.startswith("linux"):
+    if subreaper or not sys.platform.startswith("linux"):
         return True
     try:
         entries = os.listdir("/proc")
@@ -219,6 +224,17 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
+def _reap_dead_members(pgid: int) -> None:
+    """Reap the members of group ``pgid`` that are dead and are our children."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-pgid, os.WNOHANG)
+        except OSError:  # ChildProcessError: none of ours left in the group
+            return
+        if pid == 0:
+            return
+
+
 class _Runner:
     def __init__(
         self,
@@ -229,9 +245,11 @@ class _Runner:
         tail_bytes: int,
         on_output: Callable[[str, str], None] | None,
         redact: Callable[[str], str],
+        subreaper: bool,
     ) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the child leads its own group
+        self.subreaper = subreaper
         # poll(2) itself, not an epoll set or the selectors module: three descriptors, one
         # wait per wake-up, and none of the per-step bookkeeping objects (bench/, figure 6)
         self._poll = select.poll()
@@ -338,9 +356,16 @@ class _Runner:
                 return True
             else:
                 self.pump(deadline - now)
-        if _group_alive(self.pgid):
+        if self._group_alive():
             self.terminate(drain=True)
         return False
+
+    def _group_alive(self) -> bool:
+        """Whether the step's group has a live process: its leader (reaped by
+        :attr:`proc` alone: its exit status is the step's), or any other member."""
+        if self.proc.returncode is None:
+            return True
+        return _group_alive(self.pgid, subreaper=self.subreaper)
 
     # -- ending the process group -------------------------------------------
 
@@ -351,14 +376,19 @@ class _Runner:
     def _wait_group(self, seconds: float, *, drain: bool) -> bool:
         """Wait (reading output if ``drain``) until the group is dead; whether it is."""
         end = time.monotonic() + seconds
+        # a member that is already on its way out (a confined program's bubblewrap helper
+        # tearing its namespace down) is gone in a millisecond or two: look again soon,
+        # then at the usual interval
+        pause = 0.001
         while True:
             self.proc.poll()  # reap the leader, or it stays a zombie of ours
-            if self.proc.returncode is not None and not _group_alive(self.pgid):
+            if not self._group_alive():
                 return True
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            step = min(left, POLL_INTERVAL)
+            step = min(left, pause)
+            pause = min(pause * 2, POLL_INTERVAL)
             if drain and self.streams_open():
                 self.pump(step)
             else:
@@ -470,6 +500,7 @@ def run_process(
     redact: Callable[[str], str] = lambda s: s,
     head_bytes: int = 64 * 1024,
     tail_bytes: int = 64 * 1024,
+    subreaper: bool = False,
 ) -> ProcessResult:
     """Run ``argv`` to completion, or until ``timeout`` seconds, and return its output.
 
@@ -478,7 +509,8 @@ def run_process(
     line is passed on at the end of the stream, or once it grows past
     :data:`MAX_PENDING_CHARS`). Raises :class:`ProcessStartError` if the program
     cannot be started. Any exception raised while waiting (``KeyboardInterrupt``
-    included) terminates the process group and is re-raised.
+    included) terminates the process group and is re-raised. ``subreaper``: the caller
+    made this process a child subreaper (see :func:`_group_alive`).
     """
     if not argv:
         raise ValueError("run_process: argv is empty")
@@ -529,6 +561,7 @@ def run_process(
             tail_bytes=tail_bytes,
             on_output=on_output,
             redact=redact,
+            subreaper=subreaper,
         )
         _release_signals(held)
         _handle_held(pending)  # the group is ours to end now, whatever the handler raises

@@ -453,6 +453,38 @@ def test_background_process_left_behind_is_ended() -> None:
     assert_group_gone(int(result.stdout.split()[0]))
 
 
+@pytest.fixture
+def subreaper() -> Iterator[None]:
+    """This process is a child subreaper for the test, as the runtime is for a run."""
+    from runtime.execute.launch import become_subreaper
+
+    if not become_subreaper():
+        pytest.skip("PR_SET_CHILD_SUBREAPER is Linux only")
+    try:
+        yield
+    finally:
+        become_subreaper(False)
+
+
+def test_as_a_subreaper_a_member_left_behind_is_still_ended(subreaper: None) -> None:
+    # its parent (the shell) exits first: it becomes our child, alive, and must be ended
+    start = time.monotonic()
+    result = sh("echo $$; sleep 30 >/dev/null 2>&1 &", timeout=30, subreaper=True)
+    assert time.monotonic() - start < 5
+    assert result.exit_code == 0
+    assert_group_gone(int(result.stdout.split()[0]))
+
+
+def test_as_a_subreaper_a_member_ending_after_the_leader_is_reaped(subreaper: None) -> None:
+    # a member that ends just after the leader (as a confined program's bubblewrap helper
+    # does) is reaped by the run, not left a zombie: the group is gone when it returns
+    result = sh("echo $$; (sleep 0.2; exit 0) >/dev/null 2>&1 & exit 0", subreaper=True)
+    assert result.exit_code == 0
+    pgid = int(result.stdout.split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgid, 0)
+
+
 # -- interruption ----------------------------------------------------------------
 
 
