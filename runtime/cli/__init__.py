@@ -209,7 +209,12 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
                 err(problem_line(p, sys.stderr), styled=True)
                 if p.hint:
                     err(f"  hint: {p.hint}")
-            if not any(p.message == failure.message for p in failure.problems):
+            # the failure's own message, unless it only repeats a problem (with or
+            # without its position)
+            told = {p.message for p in failure.problems} | {
+                f"{p.file}:{p.line}:{p.column}: {p.message}" for p in failure.problems
+            }
+            if failure.message not in told:
                 err(f"error: {failure.message}")
         else:
             shown = printable(redact.text(failure.message), "\n\t")
@@ -217,6 +222,23 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
             if failure.hint:
                 err(f"  hint: {failure.hint}")
     return int(failure.exit_code)
+
+
+def _usage_failure(exc: Any) -> Any:
+    """A click usage error as a :class:`~runtime.errors.UsageError`: a misspelled option
+    gets "did you mean" (click lists the close ones as "Possible options"), and the hint
+    names the help of the command that refused it."""
+    from runtime.errors import UsageError
+    from runtime.provider import did_you_mean
+
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", "") or "runtime"
+    help_hint = f"run `{path} --help`"
+    possibilities = getattr(exc, "possibilities", None)
+    name = getattr(exc, "option_name", None)
+    if possibilities and name:
+        return UsageError(f"No such option: {name}", hint=did_you_mean(possibilities) + help_hint)
+    return UsageError(exc.format_message(), hint=help_hint)
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -267,7 +289,7 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     only here, when something failed: ``runtime --version`` and ``--help`` should cost
     little more than importing typer.
     """
-    from runtime.errors import Failure, InternalError, Interrupted, UsageError
+    from runtime.errors import Failure, InternalError, Interrupted
 
     shown = help_text(exc)
     if shown is not None:  # `runtime` or a group alone: its help, as gh prints it
@@ -285,10 +307,7 @@ def _exit_code_for(exc: BaseException, args: list[str]) -> int:
     elif not isinstance(exc, Exception):
         raise exc
     elif _is_usage_error(exc):
-        failure = UsageError(
-            exc.format_message(),  # type: ignore[attr-defined]
-            hint="run `runtime --help` (or the command followed by --help)",
-        )
+        failure = _usage_failure(exc)
     elif os.environ.get("RUNTIME_DEBUG") == "1":
         raise exc
     else:

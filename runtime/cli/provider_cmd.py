@@ -89,20 +89,7 @@ def print_provider_help(provider: Any) -> None:
                 "ok": True,
                 "provider": provider.name,
                 "summary": provider.summary,
-                "operations": [
-                    {
-                        "words": list(op.words),
-                        "form": op.form(),
-                        "transport": op.transport,
-                        "effect": op.effect,
-                        "effects": list(op.possible_effects()),
-                        "credential": op.credential,
-                        "summary": op.summary,
-                        "example": op.example,
-                        "arguments": arguments_json(op),
-                    }
-                    for op in provider.operations
-                ],
+                "operations": [_operation_json(op) for op in provider.operations],
             }
         )
         return
@@ -146,6 +133,69 @@ def print_provider_help(provider: Any) -> None:
     )
 
 
+def _operation_json(op: Operation) -> dict[str, Any]:
+    return {
+        "words": list(op.words),
+        "form": op.form(),
+        "transport": op.transport,
+        "effect": op.effect,
+        "effects": list(op.possible_effects()),
+        "credential": op.credential,
+        "summary": op.summary,
+        "example": op.example,
+        "arguments": arguments_json(op),
+    }
+
+
+def print_operation_help(provider: Any, op: Operation) -> None:
+    """``runtime github repo list --help``: one operation, as the provider declares it."""
+    from runtime.cli.session import json_mode
+
+    if json_mode():
+        emit_json({"ok": True, "provider": provider.name, "operation": _operation_json(op)})
+        return
+    out_wrapped(f"runtime {provider.name} {op.name}: {op.summary}", hanging="  ")
+    out()
+    out(f"Usage: runtime {provider.name} {op.form()}")
+    words = ", ".join([*op.words, "..."])
+    out(f"       In a capability: provider: {provider.name}, args: [{words}]")
+    out()
+    facts = [("Effect:", "/".join(op.possible_effects())), ("Transport:", op.transport)]
+    if op.credential:
+        facts.append(("Credential:", op.credential))
+    for line in table(facts, indent="  "):
+        out(line)
+    described = [(p.form(), describe_positional(p)) for p in op.positionals]
+    if any(text for _, text in described):
+        out()
+        out("Arguments:")
+        for line in table([(what, text) for what, text in described if text], indent="  "):
+            out(line)
+    if op.options:
+        out()
+        out("Options (key=value, after the positional arguments):")
+        for option in op.options:
+            line = describe_option(option) + (f": {option.help}" if option.help else "")
+            out_wrapped(line, "  ", hanging="    ")
+    elif op.options is None:
+        out()
+        out("Options: any key=value, after the positional arguments")
+    if op.passthrough:
+        out()
+        where = f" (`{op.program} {op.name} --help` lists them)" if op.program else ""
+        out_wrapped(
+            f"Flags: passed to {op.program or 'the program'} as written{where}", hanging="  "
+        )
+    if op.example:
+        out()
+        out("Example:")
+        out(f"  {op.example}")
+
+
+def _help_asked(args: list[str]) -> bool:
+    return "--help" in args or "-h" in args
+
+
 def provider_command(name: str, args: list[str]) -> Any:
     from runtime.cli.session import workspace
     from runtime.errors import UsageError
@@ -157,6 +207,17 @@ def provider_command(name: str, args: list[str]) -> Any:
         raise UsageError(f"provider '{name}' could not be loaded: {why}")
     if not args or args[0] in ("--help", "-h", "help"):
         print_provider_help(provider)
+        return 0
+    if _help_asked(args):
+        # `runtime github repo list --help`, as gh answers `gh repo list --help`: the
+        # operation's own help, or the provider's when the words name none
+        from runtime.provider import match_operation
+
+        op = match_operation(provider.operations, args)
+        if op is None or not op.words:
+            print_provider_help(provider)
+        else:
+            print_operation_help(provider, op)
         return 0
     from runtime.cli.run_cmds import run_direct
 

@@ -14,7 +14,7 @@ import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
-from runtime.cli.render import emit_json, err, out, out_wrapped, plural
+from runtime.cli.render import emit_json, err, out, out_wrapped, plural, step_ranges
 from runtime.cli.session import (
     ensure_home,
     json_mode,
@@ -67,6 +67,11 @@ def _emit(stream: Any, text: str) -> None:
         from runtime.provider import Terminated
 
         raise Terminated(signal.SIGPIPE)
+
+
+def _steps(indices: list[int]) -> str:
+    """``step 3``, ``steps 3, 4``."""
+    return step_ranges((i, i) for i in indices)
 
 
 def _warn(warnings: list[Any]) -> None:
@@ -421,17 +426,21 @@ def _render_run(prepared: Any, result: Any) -> None:
                 "note": applied_note,
             }
         )
-    elif failed is None:
+    elif failed is None and result.exit_code == 0:
         if not raw_mode():  # raw: stdout holds the result, and all went well
             err(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
+    elif failed is None:
+        # stopped between steps, no step failing (a signal, the reader of stdout gone)
+        line = f"{result.status}: {ok_count}/{total} steps succeeded"
+        if not_run:
+            line += f"; {_steps(not_run)} not run"
+        err(line + f" (run {result.run_id})")
     else:
         line = (
             f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
         )
         if not_run:
-            line += (
-                f"; step{'s' if len(not_run) > 1 else ''} {', '.join(map(str, not_run))} not run"
-            )
+            line += f"; {_steps(not_run)} not run"
         err(line + f" (run {result.run_id})")
         if applied_note:
             err(f"note: {applied_note}")

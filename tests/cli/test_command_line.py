@@ -90,7 +90,13 @@ def test_a_misspelled_command_gets_a_suggestion(cli: Cli) -> None:
     assert "Did you mean 'execute'?" in sub.stderr
     option = cli("capability", "execute", "x", "--inptu", "a=b")
     assert option.code == 2
-    assert "--input" in option.stderr
+    assert "No such option: --inptu" in option.stderr
+    assert "did you mean '--input'? run `runtime capability execute --help`" in option.stderr
+    root = cli("--outptu", "json", "policy", "show")
+    assert root.code == 2 and "did you mean '--output'? run `runtime --help`" in root.stderr
+    far = cli("capability", "validate", "--zzzz", "x")
+    assert far.code == 2 and "did you mean" not in far.stderr
+    assert "run `runtime capability validate --help`" in far.stderr
 
 
 def test_a_misspelled_operation_gets_a_suggestion(cli: Cli, work: Path) -> None:
@@ -107,6 +113,41 @@ def test_a_misspelled_operation_gets_a_suggestion(cli: Cli, work: Path) -> None:
     validated = cli("capability", "validate", "cap.md")
     assert validated.code == 2
     assert "did you mean 'read'?" in validated.stdout + validated.stderr
+
+
+# -- an operation's own help ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_an_operation_has_its_own_help(cli: Cli, flag: str) -> None:
+    result = cli("github", "repo", "list", flag)
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("runtime github repo list: ")
+    assert "Usage: runtime github repo list [ORG] [OPTION=value...]" in lines
+    assert re.search(r"Effect:\s+read", result.stdout)
+    assert "per_page=1..100" in result.stdout and "limit=1.." in result.stdout
+    assert "default: the context's organization" in result.stdout
+    assert "issue list" not in result.stdout  # only this operation
+    assert result.stderr == ""
+
+
+def test_help_after_arguments_and_for_pass_through_operations(cli: Cli) -> None:
+    files = cli("files", "write", "a.txt", "--help")
+    assert files.code == 0 and "Usage: runtime files write PATH CONTENT" in files.stdout
+    gh = cli("github", "pr", "create", "--help")  # not passed to gh: nothing runs
+    assert gh.code == 0
+    assert "Flags: passed to gh as written (`gh pr create --help` lists them)" in gh.stdout
+
+
+def test_operation_help_in_json_and_for_unknown_words(cli: Cli) -> None:
+    result = cli("-o", "json", "github", "repo", "view", "--help")
+    assert result.code == 0
+    document = json.loads(result.stdout)
+    assert document["operation"]["words"] == ["repo", "view"]
+    assert document["operation"]["form"] == "repo view OWNER/REPO"
+    unknown = cli("github", "nope", "--help")  # no such operation: the provider's help
+    assert unknown.code == 0 and "OPERATION" in unknown.stdout and "repo view" in unknown.stdout
 
 
 # -- 12. help and usage ---------------------------------------------------------------------

@@ -29,6 +29,7 @@ def test_a_source_that_is_not_a_string_is_refused_where_it_is(
         )
         assert 'hint: quote it ("5") if it is meant as text' in result.stderr
         assert "internal error" not in result.stderr
+        assert result.stderr.count("must be a string, not the number 5") == 1  # said once
 
     as_json = cli("-o", "json", "capability", "list")
     assert as_json.code == 2

@@ -128,3 +128,17 @@ def test_a_gone_reader_does_not_hide_a_failure(cli_proc, work: Path, gone_reader
     write(work / "bad.md", capability("version: v1\nworkflow: []\n"))
     result = cli_proc("capability", "validate", "bad.md", stdout=gone_reader)
     assert result.code == 2, result.stderr
+
+
+def test_a_run_stopped_by_a_gone_reader_does_not_say_ok(
+    cli_proc, work: Path, gone_reader: int
+) -> None:
+    """`runtime capability execute two-reads.md | head -1`: the first step's output finds
+    no reader, the run stops before step 2 with 141, and its summary says so."""
+    write(work / "big.txt", "line\n" * 1000)
+    step = "  - provider: files\n    args: [read, big.txt]\n"
+    write(work / "two.md", capability("version: v1\nworkflow:\n" + step * 2))
+    result = cli_proc("capability", "execute", "two.md", stdout=gone_reader)
+    assert result.code == 141, result.stderr
+    assert "ok:" not in result.stderr
+    assert "terminated: 1/2 steps succeeded; step 2 not run" in result.stderr
