@@ -1,3 +1,3 @@
-from runtime.cli import main
+from runtime.cli import command
 
-main()
+command()

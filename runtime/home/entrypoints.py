@@ -3,8 +3,9 @@
 ``importlib.metadata`` costs ``runtime --help`` (which lists the providers)
 its imports (email, zipfile, csv...) and scanning; this reads the same
 ``entry_points.txt`` files of the ``*.dist-info`` / ``*.egg-info`` folders on
-``sys.path`` with ``os.listdir`` and a line parser, in a fraction of that. First distribution on ``sys.path`` wins, as with
-importlib.metadata (bench/README.md, "Entry points", has the measurement;
+``sys.path`` with ``os.listdir`` and a line parser, in a fraction of that.
+First distribution on ``sys.path`` wins, as with importlib.metadata
+(bench/README.md, "Entry points", has the measurement;
 tests/unit/test_entrypoints.py checks that both read alike).
 """
 

@@ -634,6 +634,19 @@ def test_a_run_leaves_an_embedding_programs_frozen_heap_frozen(cli, work: Path, 
         gc.unfreeze()
 
 
+def test_a_run_leaves_an_embedding_programs_heap_unfrozen(cli, work: Path, home: Path) -> None:
+    # main() is what programs embed: only the `runtime` command freezes, as it exits
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    mine = [object()]
+    result = execute_notes(cli)
+    assert result.code == 0, result.stdout + result.stderr
+    assert gc.get_freeze_count() == 0
+    collectable = (o for generation in range(3) for o in gc.get_objects(generation))
+    assert any(o is mine for o in collectable)
+
+
 def test_a_steps_output_lines_follow_its_result_line(work: Path, env: dict[str, str]) -> None:
     """Progress on stderr and output on stdout keep their order in one log (2>&1)."""
     proc = subprocess.run(
