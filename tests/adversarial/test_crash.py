@@ -232,7 +232,7 @@ def test_crash_consistency_campaign(
                 )
                 if result.code != 0:
                     problems.append(f"the run after a kill failed: {result.stdout}{result.stderr}")
-                took = re.search(r" ok (\d+) ms", result.stdout)
+                took = re.search(r" ok (\d+) ms", result.stderr)  # progress is on stderr
                 if took:  # an append copies the whole file, like the large writes
                     for kind in ("append", "write-capability"):
                         step_ms[kind] = 0.5 * step_ms[kind] + 0.5 * float(took.group(1))
