@@ -46,7 +46,8 @@ earlier one put at or below the same path. :func:`command` therefore emits:
 3. a minimal ``--dev /dev`` and a private ``--proc /proc``;
 4. the private temporary folder, a tmpfs (see :func:`private_tmp`), before the
    roots so that a root below it (tests keep theirs under ``/tmp``) shows through,
-   and the empty folders asked for inside it (``private_dirs``: gh's config folder);
+   then the system folders below it (a virtual environment under ``/tmp``), and
+   the empty folders asked for inside it (``private_dirs``: gh's config folder);
 5. read roots (``--ro-bind-try``), shallow before deep;
 6. write roots (``--bind-try``), shallow before deep, after the read roots: a
    write root inside a read root is writable, and a read root inside a write
@@ -218,14 +219,21 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
     args += ["--die-with-parent", "--cap-drop", "ALL"]
 
     shown: list[str] = []  # destinations of binds, to know what is visible already
-    for dest, link in _system_mounts(spec.system_paths):
-        if link is not None:
-            args += ["--symlink", link, dest]
-        else:
-            args += ["--ro-bind-try", dest, dest]
-            shown.append(dest)
 
+    def system(mounts: list[tuple[str, str | None]]) -> None:
+        for dest, link in mounts:
+            if link is not None:
+                args.extend(["--symlink", link, dest])
+            else:
+                args.extend(["--ro-bind-try", dest, dest])
+                shown.append(dest)
+
+    mounts = _system_mounts(spec.system_paths)
+    # a system folder below the private temporary folder (a virtual environment under
+    # /tmp) is mounted after its tmpfs, which would hide it
+    system([m for m in mounts if not _within(m[0], tmp)])
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", tmp]
+    system([m for m in mounts if _within(m[0], tmp)])
     for folder in spec.private_dirs:
         if not _within(os.path.normpath(folder), tmp) or os.path.normpath(folder) == tmp:
             raise ValueError(f"{folder} is not inside the private temporary folder {tmp}")

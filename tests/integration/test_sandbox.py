@@ -239,6 +239,20 @@ def test_private_tmp_is_an_empty_writable_tmpfs_hiding_the_host_tmp(bwrap: str, 
     assert mounts and mounts[-1] == "tmpfs"
 
 
+def test_a_system_folder_under_tmp_shows_through_the_private_tmp(bwrap: str) -> None:
+    # a virtual environment under /tmp (a clone in /tmp/fresh) named in system_paths: the
+    # step can read it, read-only, while the rest of /tmp is the private tmpfs
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="runtime-sandbox-venv-") as venv:
+        (Path(venv) / "marker").write_text("seen\n")
+        work = folder(Path(venv) / "work")
+        confinement = replace(spec(work), system_paths=(*SYSTEM, venv))
+        assert private_tmp(confinement) == "/tmp"
+        script = f"cat {venv}/marker; touch {venv}/new 2>/dev/null || echo read-only"
+        result = run(bwrap, ["/usr/bin/sh", "-c", script], confinement)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["seen", "read-only"]
+
+
 def test_private_tmp_moves_when_a_root_covers_tmp(bwrap: str, root: Path) -> None:
     assert private_tmp(Confinement(cwd="/", write_paths=("/tmp",))) == "/run/runtime-tmp"
     covered = Confinement(cwd="/", read_paths=("/tmp", "/run"))
