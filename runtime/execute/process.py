@@ -42,6 +42,8 @@ TERM_GRACE = 2.0
 KILL_WAIT = 1.0
 # After the program exits, seconds its descendants may keep the pipes open.
 EOF_GRACE = 1.0
+# Seconds a stopped group's last output is read for, once the group is gone
+DRAIN_WAIT = 0.1
 # How often to check on the program when its exit cannot be waited for (no pidfd).
 POLL_INTERVAL = 0.05
 # A partial line longer than this is streamed without waiting for its newline.
@@ -401,6 +403,12 @@ class _Runner:
             self._signal_group(signal.SIGKILL)
             # Bounded: a member we may not signal (it changed its user) must not hang us.
             self._wait_group(KILL_WAIT, drain=drain)
+        if drain:
+            # what the group wrote before it ended is still in the pipes: take it (for a
+            # moment only, should a process that escaped the group keep writing)
+            end = time.monotonic() + DRAIN_WAIT
+            while self.streams_open() and self._poll.poll(0) and time.monotonic() < end:
+                self.pump(0)
         # Whatever still holds the pipes escaped the group: stop reading from it.
         for stream in self.streams:
             if stream.open:
