@@ -175,6 +175,9 @@ class TextReporter:
             _emit(sys.stderr, "\n")
             self.open_line = False
         target = sys.stdout if stream == "stdout" else sys.stderr
+        # a CR starts a new line, as in the output of a step that does not stream: it never
+        # rewrites a line already shown
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         _emit(target, printable(text, "\n\t"))
         if text:
             self.unterminated = None if text.endswith("\n") else target

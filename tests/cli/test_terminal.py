@@ -106,3 +106,15 @@ def test_a_file_name_in_problems_and_errors_is_escaped(cli, work: Path) -> None:
     assert missing.code == 2
     clean(missing.stderr)
     assert f"nope{ESCAPED}.md" in missing.stderr
+
+
+def test_a_carriage_return_starts_a_line_streamed_or_not(cli, work: Path, tmp_path: Path) -> None:
+    policy = write(tmp_path / "policy.yaml", "allowed_binaries: [printf]\n")
+    env = {"RUNTIME_POLICY_FILE": str(policy)}
+    streamed = cli("command", "run", "printf", "50%%\\r100%%\\r\\ndone\\n", extra_env=env)
+    assert streamed.code == 0, streamed.stderr
+    clean(streamed.stdout)
+    assert "50%\n100%\ndone\n" in streamed.stdout
+    (work / "cr.txt").write_bytes(b"50%\r100%\r\ndone\n")
+    read = cli("files", "read", "cr.txt")
+    assert read.code == 0 and read.stdout == "50%\n100%\ndone\n"
