@@ -16,7 +16,8 @@ Two ways to use it:
   :func:`use_memory_keyring`.
 
 Instances created without ``store=`` share one class-level dictionary, so
-every instance keyring makes during a test sees the same secrets; call
+every instance keyring makes during a test sees the same secrets, and
+:attr:`MemoryKeyring.reads` lists every read of any of them; call
 :meth:`MemoryKeyring.reset` between tests.
 
 The backend has a high priority (:data:`PRIORITY`) when it is selected, but
@@ -46,6 +47,9 @@ class MemoryKeyring(KeyringBackend):
     """Secrets in a dict keyed by ``(service, username)``."""
 
     _shared: ClassVar[dict[tuple[str, str], str]] = {}
+    # every get_password asked of any instance, as (service, username): how often a run
+    # would have gone to the Secret Service (a locked keyring may prompt each time)
+    reads: ClassVar[list[tuple[str, str]]] = []
 
     @classproperty
     def priority(cls) -> float:
@@ -63,6 +67,7 @@ class MemoryKeyring(KeyringBackend):
     def reset(cls) -> None:
         """Forget every secret held in the shared store."""
         cls._shared.clear()
+        cls.reads.clear()
 
     @classmethod
     def shared(cls) -> dict[tuple[str, str], str]:
@@ -70,6 +75,7 @@ class MemoryKeyring(KeyringBackend):
         return cls._shared
 
     def get_password(self, service: str, username: str) -> str | None:
+        self.reads.append((service, username))
         return self.store.get((service, username))
 
     def set_password(self, service: str, username: str, password: str) -> None:

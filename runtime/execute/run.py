@@ -87,9 +87,14 @@ def register_credentials(plan: Plan, services: RunServices, redactor: Redactor) 
     """
     register_environment(services.environ, redactor)
     auth = None
+    asked: set[tuple[str | None, str | None]] = set()
     for planned in plan.steps:
-        if planned.credential is None:
+        # once per credential and host, not per step: a keyring read is a round trip to
+        # the Secret Service, and a locked keyring may ask its user each time
+        wanted = (planned.credential, planned.inspection.credential_host)
+        if planned.credential is None or wanted in asked:
             continue
+        asked.add(wanted)
         auth = auth or services.auth
         try:
             host = planned.inspection.credential_host or auth.default_host(planned.credential)

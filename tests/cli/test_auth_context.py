@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import Result, capability, check_schema, keyring_service, write
 from tests.github_double import DEFAULT_SCOPES, GitHubDouble
-from tests.memory_keyring import SELECTOR, BrokenKeyring, use_memory_keyring
+from tests.memory_keyring import SELECTOR, BrokenKeyring, MemoryKeyring, use_memory_keyring
 
 TOKEN = "rt-cli-token-3f9a1c7e52"
 WRONG = "rt-wrong-token-7b2d0e4f18"
@@ -495,6 +495,40 @@ def test_repo_list_without_a_context_org_lists_your_own(
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "note: no ORG and no context organization: GET /user/repos" in plan.stdout
     assert "ORG = " not in plan.stdout
+
+
+def test_a_run_reads_the_keyring_once_however_many_steps_use_it(
+    run: Callable[..., Result],
+    gh: GitHubDouble,
+    store: dict[tuple[str, str], str],
+    work: Path,
+) -> None:
+    # a keyring read is a round trip to the Secret Service (and may prompt on a locked
+    # one): a run of many GitHub steps asks as often as a run of one
+    store[service(gh.host)] = TOKEN
+
+    def reads_for(steps: int) -> int:
+        body = "".join(
+            "  - provider: github\n    args: [repo, view, acme/app]\n" for _ in range(steps)
+        )
+        cap = write(
+            work / f"views-{steps}.md",
+            capability(
+                f"version: v1\nworkflow:\n{body}",
+                frontmatter="name: views\ndescription: View a repository\n",
+                title="Views",
+            ),
+        )
+        MemoryKeyring.reads.clear()
+        result = run("capability", "execute", str(cap))
+        assert result.code == 0, result.stdout + result.stderr
+        assert result.stdout.count("The app") == steps
+        return len(MemoryKeyring.reads)
+
+    one = reads_for(1)
+    assert one >= 1  # the token came from the keyring
+    assert reads_for(6) == one
+    assert {s for s, _ in MemoryKeyring.reads} == {keyring_service(gh.host)}
 
 
 # ------------------------------------------------- contexts: names, delete, off (issue 20)
