@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 import typing
 from collections.abc import Iterable
+from http.cookiejar import CookieJar
 
 import httpcore
 import httpx
@@ -129,8 +130,6 @@ def client(
     """One keep-alive client: no proxy or netrc from the environment, no cookies kept,
     no credentials taken from a URL, redirects left to the caller; ``timeout`` bounds
     each network operation (connect at most 10 s), ``deadline`` the whole exchange."""
-    from http.cookiejar import CookieJar, DefaultCookiePolicy
-
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
     return httpx.Client(
         transport=_Transport(context, deadline, limits),
@@ -139,5 +138,17 @@ def client(
         follow_redirects=False,
         trust_env=False,
         auth=httpx.Auth(),  # no Basic credentials from a Location's user:password@
-        cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # accepts none
+        cookies=_NoCookies(),
     )
+
+
+class _NoCookies(CookieJar):
+    """A cookie jar that keeps none and reads no ``Set-Cookie``.
+
+    httpx hands every response to its client's jar. A jar whose policy refuses every
+    domain would still parse each response's cookie headers (with their dates), text
+    from a server that is not trusted, before refusing them; this one does not look.
+    """
+
+    def extract_cookies(self, response: typing.Any, request: typing.Any) -> None:
+        return None

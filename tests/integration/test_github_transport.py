@@ -197,6 +197,36 @@ def test_httpx_is_imported_only_to_send_requests(
     assert "httpx" in _modules(("github", "repo", "view", "acme/app"), env, tmp_path)
 
 
+def test_a_cookie_a_server_sets_is_never_sent_back(
+    cli: Any, gh: GitHubDouble, genv: dict[str, str], work: Path
+) -> None:
+    """The client keeps no cookies: a ``Set-Cookie`` in a response is not sent with the
+    run's next request, as a plain httpx client would send it."""
+    gh.inject(
+        REPO,
+        200,
+        count=None,
+        body={"full_name": "acme/app", "description": "The app"},
+        headers={"Set-Cookie": "session=kept-by-httpx; Path=/"},
+    )
+    with httpx.Client() as plain:
+        for _ in range(2):
+            plain.get(gh.api_url + "/repos/acme/app")
+    assert gh.requests[-1].headers.get("cookie") == "session=kept-by-httpx"
+
+    gh.reset_counters()
+    twice = VIEW_CAPABILITY.replace(
+        "    args: [repo, view, acme/app]\n",
+        "    args: [repo, view, acme/app]\n  - provider: github\n    args: [repo, view, acme/app]\n",
+    )
+    (work / "twice.md").write_text(twice, encoding="utf-8")
+    result = cli("capability", "execute", "twice.md", extra_env=genv)
+    assert result.code == 0, result.stdout + result.stderr
+    assert result.stdout.count("The app") == 2
+    assert [r.path for r in gh.requests] == ["/repos/acme/app"] * 2
+    assert not any("cookie" in r.headers for r in gh.requests)
+
+
 # -- limits: time, pages, size ----------------------------------------------------------
 
 VIEW_CAPABILITY = """---
