@@ -31,6 +31,20 @@ def test_a_torn_line_written_between_two_records_does_not_swallow_the_next(
     assert json.loads(lines[2])["event"] == "second"
 
 
+def test_a_torn_line_left_before_the_log_was_opened_does_not_swallow_a_record(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"event": "whole"}\n{"event": "torn", "ste', encoding="utf-8")
+    first, second = AuditLog(path, Redactor()), AuditLog(path, Redactor())
+    first.record("first")
+    second.record("second")  # two writers, each after the other's record
+    first.record("third")
+    first.close()
+    second.close()
+    assert [r["event"] for r in read_records(path)] == ["whole", "first", "second", "third"]
+
+
 def test_records_keep_event_and_time_first_and_redact_registered_secrets(tmp_path: Path) -> None:
     redactor = Redactor()
     redactor.add("s3cr3t-token-value")
