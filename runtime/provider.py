@@ -51,12 +51,16 @@ from runtime.log import INFO as INFO
 from runtime.log import WARNING as WARNING
 from runtime.log import Logger as Logger
 from runtime.log import get_logger as get_logger
+from runtime.reading import kind as _file_kind
 
 # a provider's human-readable output: a value it did not write (a file name) escaped as
 # all text output is, and tables made as the CLI makes its own
 from runtime.text import printable as printable
 from runtime.text import shorten as shorten
 from runtime.text import table as table
+
+# what a file that is not a regular one is, in words ("a socket"), as the engine says it
+file_kind = _file_kind
 
 Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]

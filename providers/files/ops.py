@@ -64,6 +64,7 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
+    file_kind,
     table,
 )
 
@@ -417,8 +418,14 @@ def _existing_file(confined: Confined, fd: int, name: str) -> os.stat_result | N
     if stat.S_ISDIR(st.st_mode):
         raise StepError(f"{confined.given!r} is a folder ({confined.resolved}), not a file")
     if not stat.S_ISREG(st.st_mode):
-        raise StepError(f"{confined.given!r} is not a regular file ({confined.resolved})")
+        raise _not_regular(confined, st.st_mode)
     return st
+
+
+def _not_regular(confined: Confined, mode: int) -> StepError:
+    return StepError(
+        f"{confined.given!r} is {file_kind(mode)}, not a regular file ({confined.resolved})"
+    )
 
 
 def _open_regular(confined: Confined, fd: int, name: str, verb: str) -> tuple[int, os.stat_result]:
@@ -433,6 +440,10 @@ def _open_regular(confined: Confined, fd: int, name: str, verb: str) -> tuple[in
             raise _changed(confined) from None
         if exc.errno == errno.EACCES:
             raise StepError(f"permission denied reading {confined.given!r}") from None
+        if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it)
+            st = _lstat(fd, name)
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                raise _not_regular(confined, st.st_mode) from None
         raise StepError(f"cannot open {confined.given!r}: {exc.strerror}") from None
     try:
         st = os.fstat(ffd)
@@ -442,7 +453,7 @@ def _open_regular(confined: Confined, fd: int, name: str, verb: str) -> tuple[in
                 hint="use `files list` to see a folder's entries",
             )
         if not stat.S_ISREG(st.st_mode):
-            raise StepError(f"{confined.given!r} is not a regular file ({confined.resolved})")
+            raise _not_regular(confined, st.st_mode)
         if st.st_nlink > 1:
             raise _hard_link_refusal(confined, st.st_nlink, verb)
     except BaseException:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -182,7 +183,16 @@ def test_read_missing_file(root: Path) -> None:
 
 def test_read_fifo_is_not_a_regular_file(root: Path) -> None:
     os.mkfifo(root / "pipe")
-    assert "not a regular file" in failed(make_env(root), "read", "pipe").message
+    message = failed(make_env(root), "read", "pipe").message
+    assert message.startswith("'pipe' is a named pipe, not a regular file ("), message
+
+
+def test_read_socket_is_not_a_regular_file(root: Path) -> None:
+    # opening a socket fails (ENXIO: "No such device or address"); said as for a pipe
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(root / "sock"))
+        message = failed(make_env(root), "read", "sock").message
+    assert message.startswith("'sock' is a socket, not a regular file ("), message
 
 
 def test_read_relative_to_cwd(root: Path) -> None:
