@@ -158,20 +158,14 @@ def _rotate(path: Path, keep: int) -> None:
     os.replace(path, path.with_name(f"{path.name}.1"))
 
 
-def _write_line(fd: int, size: int, data: bytes, ours: bool) -> int:
-    """Write ``data`` at the end (``size``) of the file; the size after it.
-
-    A process killed in the middle of a record leaves a partial line: the record
-    starts on a line of its own, so that it stays whole (the torn one is skipped on
-    read). ``ours``: the file ends where this process's last record ended, with its
-    newline, so there is nothing to look at.
-    """
-    if size and not ours and os.pread(fd, 1, size - 1) != b"\n":
+def _write_line(fd: int, size: int, data: bytes) -> None:
+    # a process killed in the middle of a record leaves a partial line: start on a
+    # line of our own, so this record stays whole (the torn one is skipped on read)
+    if size and os.pread(fd, 1, size - 1) != b"\n":
         data = b"\n" + data
     written = 0
     while written < len(data):
         written += os.write(fd, data[written:])
-    return size + written
 
 
 class AuditLog:
@@ -186,8 +180,6 @@ class AuditLog:
         self.redactor = redactor
         self.clock = clock
         self.rotation = rotation or Rotation()
-        # where this process's last record in the open file ended (-1: none yet)
-        self._end = -1
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.fd = self._open()
@@ -224,14 +216,13 @@ class AuditLog:
                 size = _current_size(fd, self.path)
                 if size is not None:
                     if not size or size + len(data) <= self.rotation.max_bytes:
-                        self._end = _write_line(fd, size, data, ours=size == self._end)
+                        _write_line(fd, size, data)
                         return
                     _rotate(self.path, self.rotation.keep)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             # rotated, by this process or another: the record goes to the new file
             self.fd = self._open()
-            self._end = -1
             os.close(fd)
         raise OSError(f"{self.path} was replaced {_ATTEMPTS} times while a record was written")
 
