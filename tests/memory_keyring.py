@@ -65,7 +65,7 @@ class MemoryKeyring(KeyringBackend):
 
     @classmethod
     def reset(cls) -> None:
-        """Forget every secret held in the shared store."""
+        """Forget every secret held in the shared store, and every read."""
         cls._shared.clear()
         cls.reads.clear()
 
