@@ -89,8 +89,8 @@ def register_credentials(plan: Plan, services: RunServices, redactor: Redactor) 
     auth = None
     asked: set[tuple[str | None, str | None]] = set()
     for planned in plan.steps:
-        # once per credential and host, not per step: a keyring read is a round trip to
-        # the Secret Service, and a locked keyring may ask its user each time
+        # once per credential and host, not per step: every step of a host would find
+        # (and register) the same value
         wanted = (planned.credential, planned.inspection.credential_host)
         if planned.credential is None or wanted in asked:
             continue

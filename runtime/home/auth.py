@@ -5,9 +5,11 @@ Each credential is declared by the provider whose operations need it
 read from (config.yaml may name another), the keyring service it is stored
 under, the host it is for by default, and how a program mapped to it in the
 policy's ``binary_credentials`` receives it. Resolution order for a host: the
-environment variable, then the OS keyring (user ``token``). A token is never
-taken from an argument and never written anywhere but the keyring. Every
-resolved value is registered with the run's redactor at once.
+environment variable, then the OS keyring (user ``token``), asked once per entry
+by the engine of one command: a run keeps the token it started with, and a locked
+keyring prompts once, not once per step. A token is never taken from an argument
+and never written anywhere but the keyring. Every resolved value is registered
+with the run's redactor at once.
 
 Surrounding whitespace (a newline from ``echo``, a pasted space) is stripped
 wherever a token is read, as gh does. What is left must be printable ASCII
@@ -104,6 +106,10 @@ class AuthEngine:
         self._backend = keyring_backend
         # (name, host) -> the refusal of the value last found for it (for fix_hint)
         self._refused: dict[tuple[str, str], InvalidCredential] = {}
+        # keyring service -> what the keyring held: one engine serves one command (a run's
+        # preflight, its redactor and its steps), and each read is a round trip to the
+        # Secret Service that a locked keyring may answer with a prompt
+        self._stored: dict[str, str | None] = {}
 
     # -- what the providers declare ------------------------------------------------
     def kinds(self) -> dict[str, CredentialKind]:
@@ -176,7 +182,7 @@ class AuthEngine:
         service = self.keyring_service(name, host)
         tried.append(f"keyring ({service})")
         try:
-            stored = self.backend().get_password(service, KEYRING_USER)
+            stored = self._keyring_value(service)
         except KeyringUnavailable as exc:
             return Lookup(None, tuple(tried), str(exc))
         except Exception as exc:
@@ -193,6 +199,14 @@ class AuthEngine:
                 return Lookup(None, tuple(tried), exc.message, exc)
             return Lookup(Credential(name, host, value, "keyring"), tuple(tried))
         return Lookup(None, tuple(tried))
+
+    def _keyring_value(self, service: str) -> str | None:
+        """The keyring's entry for ``service``, asked once per engine (a failure is not
+        kept: the next lookup asks again)."""
+        if service not in self._stored:
+            value = self.backend().get_password(service, KEYRING_USER)
+            self._stored[service] = value if isinstance(value, str) else None
+        return self._stored[service]
 
     def require(self, name: str, host: str) -> Credential:
         found = self.lookup(name, host)
@@ -240,11 +254,14 @@ class AuthEngine:
 
     # -- storing ------------------------------------------------------------------
     def store(self, name: str, host: str, token: str) -> None:
-        self.backend().set_password(self.keyring_service(name, host), KEYRING_USER, token)
+        service = self.keyring_service(name, host)
+        self._stored.pop(service, None)
+        self.backend().set_password(service, KEYRING_USER, token)
 
     def delete(self, name: str, host: str) -> bool:
         backend = self.backend()
         service = self.keyring_service(name, host)
+        self._stored.pop(service, None)
         try:
             existing = backend.get_password(service, KEYRING_USER)
             if existing is None:

@@ -125,6 +125,40 @@ def test_store_lookup_delete_roundtrip(tmp_path: Path) -> None:
     assert engine.delete("github", GHE) is False
 
 
+def test_one_engine_asks_the_keyring_once_per_entry(tmp_path: Path) -> None:
+    # an engine serves one command: a run sees the token it started with, and a locked
+    # keyring is not asked (and does not prompt) again for each step
+    store = {(keyring_service(GHE), "token"): TOKEN}
+    MemoryKeyring.reads.clear()
+    engine, _ = make_engine(tmp_path, MemoryKeyring(store=store))
+    assert engine.require("github", GHE).value == TOKEN
+    store[(keyring_service(GHE), "token")] = OTHER  # changed by another process
+    assert engine.require("github", GHE).value == TOKEN
+    assert engine.lookup("github", DEFAULT_HOST).credential is None
+    assert len(MemoryKeyring.reads) == 2  # one per entry, not one per lookup
+    # what the engine itself stores or deletes, it reads again
+    engine.store("github", GHE, OTHER)
+    assert engine.require("github", GHE).value == OTHER
+    engine.delete("github", GHE)
+    assert engine.lookup("github", GHE).credential is None
+
+
+def test_a_failed_keyring_read_is_asked_again(tmp_path: Path) -> None:
+    class Flaky(MemoryKeyring):
+        failures = 1
+
+        def get_password(self, service: str, username: str) -> str | None:
+            if self.failures:
+                self.failures -= 1
+                raise RuntimeError("the keyring is locked")
+            return super().get_password(service, username)
+
+    engine, _ = make_engine(tmp_path, Flaky(store={(keyring_service(GHE), "token"): TOKEN}))
+    assert engine.lookup("github", GHE).problem == "the keyring failed (RuntimeError)"
+    found = engine.lookup("github", GHE).credential
+    assert found is not None and found.value == TOKEN
+
+
 def test_binary_environment_per_host(tmp_path: Path) -> None:
     engine, _ = make_engine(tmp_path, MemoryKeyring(store={}))
     engine.store("github", DEFAULT_HOST, TOKEN)
