@@ -451,11 +451,15 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
                 )
                 continue
             if operation.options is not None and key not in names:
+                from difflib import get_close_matches
+
                 problems.append(
                     BindingProblem(
                         index,
                         f"unknown option '{key}' for '{operation.name}'",
-                        "known options: " + ", ".join(names),
+                        did_you_mean(get_close_matches(key, names, n=1, cutoff=0.75))
+                        + "known options: "
+                        + ", ".join(names),
                         code="unknown-option",
                     )
                 )

@@ -256,6 +256,24 @@ def test_text_output_has_file_line_column_caret_and_hint(cli, work: Path) -> Non
     assert lines[-1] == "1 checked: 0 valid, 1 invalid (1 error, 0 warnings)"
 
 
+def test_a_misspelled_option_gets_a_did_you_mean(cli, work: Path) -> None:
+    body = "version: v1\nworkflow:\n  - provider: github\n    args: [repo, list, acme, per_pag=1]\n"
+    write(work / "cap.md", capability(body))
+    validated = cli("--output", "json", "capability", "validate", "cap.md")
+    hints = [p["hint"] for p in validated.json()["capabilities"][0]["problems"]]
+    assert hints == [
+        "did you mean 'per_page'? known options: type, sort, direction, per_page, limit"
+    ]
+    # typed as a command, and an option like none of them
+    typed = cli("github", "repo", "list", "acme", "per_pag=1")
+    assert typed.code == 2
+    assert "hint: did you mean 'per_page'? known options:" in typed.stderr
+    unlike = cli("github", "repo", "list", "acme", "colour=red")
+    assert unlike.code == 2
+    assert "did you mean" not in unlike.stderr
+    assert "hint: known options: type, sort, direction, per_page, limit" in unlike.stderr
+
+
 def test_every_problem_is_reported_sorted(cli, work: Path) -> None:
     body = (
         "version: v3\n"
