@@ -279,6 +279,9 @@ def walk(run: Run, until: Callable[[Run], None]) -> Run:
     if run.mode is Mode.EXECUTE and not run.run_id:
         run.run_id = new_run_id(run.ws.clock)
     use_redactor(run.redactor)  # events are redacted with the run's secrets
+    # known before the first station: a refusal at any of them may quote an input that
+    # holds a token the environment gives (or its base64), and leaves through this run
+    run.redactor.add_environment(run.ws.environ)
     station = STATIONS[0]
     try:
         for station in STATIONS:

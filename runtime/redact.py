@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -123,6 +124,13 @@ class Redactor:
         }
         self._gates = tuple(sorted(self._groups, key=lambda g: (-len(g), g)))
         self._escaped = tuple(dict.fromkeys(json.dumps(g)[1:-1] for g in self._gates))
+
+    def add_environment(self, environ: Mapping[str, str]) -> None:
+        """The values of the variables of ``environ`` named like secrets (the token
+        variables among them)."""
+        for name, value in environ.items():
+            if SECRET_NAME.search(name):
+                self.add(value)
 
     def text(self, value: str) -> str:
         for gate in self._gates:

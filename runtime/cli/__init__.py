@@ -180,10 +180,11 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
             sys.stderr.write(f"{failure.message}\n")
         return int(failure.exit_code)
 
-    # A failure can quote what the user gave (an environment variable, an argument): a
-    # token shape or a URL's user:password in it is redacted here, where every failure
-    # of every command leaves the process.
+    # A failure can quote what the user gave (an environment variable, an argument): the
+    # environment's secrets in any encoding, a token shape or a URL's user:password in it
+    # are redacted here, where every failure of every command leaves the process.
     redact = Redactor()
+    redact.add_environment(os.environ)
 
     def err(text: str, *, styled: bool = False) -> None:
         write_err(redact.text(text), styled=styled)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from runtime.errors import RuntimeFailure, UsageError
 from runtime.execute.audit import AuditError, AuditLog, Rotation
 from runtime.execute.engine import Reporter, RunResult, execute_plan
 from runtime.plan.build import Plan
-from runtime.redact import SECRET_NAME, Redactor
+from runtime.redact import Redactor
 
 if TYPE_CHECKING:
     from runtime.services import RunServices
@@ -70,22 +69,14 @@ def open_audit(ws: Workspace, redactor: Redactor, rotation: Rotation) -> AuditLo
     return AuditLog(ws.home.audit_log, redactor, ws.clock, rotation)
 
 
-def register_environment(environ: Mapping[str, str], redactor: Redactor) -> None:
-    """The values of environment variables named like secrets (the runtime's token
-    variable among them) go to the redactor."""
-    for name, value in environ.items():
-        if SECRET_NAME.search(name):
-            redactor.add(value)
-
-
 def register_credentials(plan: Plan, services: RunServices, redactor: Redactor) -> None:
     """Every secret this run could reach goes to the redactor before the first step.
 
-    The environment's (:func:`register_environment`), and each credential a planned
+    The environment's (:meth:`Redactor.add_environment`), and each credential a planned
     step will ask the Auth Engine for: whatever a step prints, in whatever encoding,
     is redacted even if the step that would have registered it never runs.
     """
-    register_environment(services.environ, redactor)
+    redactor.add_environment(services.environ)
     auth = None
     asked: set[tuple[str | None, str | None]] = set()
     for planned in plan.steps:
@@ -122,7 +113,7 @@ def record_refusal(
     effort: the refusal itself is the answer. Redacted as every record is, with the
     environment's secrets registered first (a refusal comes before the run registers
     them)."""
-    register_environment(ws.environ, redactor)
+    redactor.add_environment(ws.environ)
     try:
         rotation = ws.config.audit
     except RuntimeFailure:  # a broken config.yaml (perhaps the refusal itself)

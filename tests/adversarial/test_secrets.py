@@ -496,6 +496,12 @@ def run_everything(s: Scene) -> None:
     s.run("command", "run", "printenv", expect=0)
     s.run("command", "run", "gh", "pr", "status", expect=0)
     s.run("command", "run", "gh", "auth", "token", expect=3)
+    # an argument quoting the token or an encoded form of it, refused before anything runs
+    # (the refusal names the argument) or failing in its step
+    raw = TOKEN.encode()
+    for quoted in (TOKEN, base64.b64encode(raw).decode(), raw.hex(), quote(TOKEN, safe="")):
+        s.run("github", "api", "GET", "/" + quoted, expect=2)
+        s.run("files", "read", quoted, expect=1)
 
     # -- the keyring alone (no environment variable)
     for args, code in (
