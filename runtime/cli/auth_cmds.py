@@ -210,6 +210,15 @@ def status_cmd(
         if found.invalid is not None:  # a value that cannot be a token: a broken credential
             row.update({"valid": False, "error": found.invalid.message, "fix": found.invalid.hint})
             ok = False
+        elif live and found.credential is not None and _not_for(found.credential, h, default, host):
+            # a variable's token is not one host's: it goes where runs send it now, and to
+            # another host only when --host names it (an Enterprise token never goes to
+            # github.com because status lists it)
+            row["note"] = (
+                f"not checked: a token from the {found.credential.source} goes only to "
+                f"{default}, the current host; `runtime auth status --live --host {h}` "
+                "checks it there"
+            )
         elif live and found.credential is not None:
             try:
                 user = _check_token(services, name, h, found.credential.value)
@@ -236,6 +245,8 @@ def status_cmd(
             elif row.get("error"):
                 line += f"; {row['error']}"
             out(line)
+            if row.get("note"):
+                out(f"  note: {row['note']}")
             if row.get("fix"):
                 out(f"  hint: {row['fix']}")
             elif row["problem"]:
@@ -244,6 +255,13 @@ def status_cmd(
         raise typer.Exit(int(ExitCode.MISSING_CREDENTIAL))
     if unchecked:
         raise typer.Exit(int(ExitCode.STEP_FAILED))
+
+
+def _not_for(credential: Any, host: str, current: str, named: str | None) -> bool:
+    """Whether ``credential``, found for ``host``, is not to be sent there by ``--live``:
+    a credential of no one host (the environment variable's), for a host that is neither
+    the current one nor the one ``--host`` named."""
+    return credential.source != "keyring" and host != current and host != named
 
 
 def _context_hosts(services: Any, kind: Any) -> list[str]:

@@ -456,8 +456,9 @@ def run_everything(s: Scene) -> None:
     s.run("audit", "show", "no-such-run")
 
     # -- auth and contexts
-    # (--live always with --host: without it, status also asks github.com itself)
+    # (without --host, --live asks only the current host: never github.com here)
     s.run("auth", "status")
+    s.run("auth", "status", "--live", expect=0)
     s.run("auth", "status", "--live", "--host", s.gh.host, expect=0)
     s.run("auth", "login", "github", "--host", s.gh.host, stdin=TOKEN + "\n", expect=0)
     s.run("auth", "login", "github", "--host", s.gh.host, stdin="", expect=0)

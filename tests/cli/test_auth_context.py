@@ -11,9 +11,11 @@ Every result is checked for the token: it must never be printed.
 from __future__ import annotations
 
 import io
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import keyring.core
 import pytest
@@ -273,6 +275,57 @@ def test_status_live_shows_login_and_scopes(run: Callable[..., Result], gh: GitH
     assert none.code == 0
     assert none.stdout.splitlines() == [f"{GHE}: no credential"]
     assert gh.requests == []
+
+
+def test_status_live_sends_the_variables_token_only_to_the_current_host(
+    run: Callable[..., Result], gh: GitHubDouble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the variable's token is for the host runs use (here the double's); an Enterprise
+    # context and github.com are listed, and never sent it unless --host names them
+    assert run("context", "set", "enterprise", f"github_host={GHE}").code == 0
+    assert run("context", "use", "--none").code == 0
+    looked_up: list[str] = []
+    real = socket.getaddrinfo
+
+    def loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if not name.startswith("127.") and name not in ("localhost", "::1"):
+            looked_up.append(name)
+            raise socket.gaierror(socket.EAI_NONAME, f"{name}: not in this test")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
+    env = {"RUNTIME_GITHUB_TOKEN": TOKEN}
+    gh.reset_counters()
+    result = run("auth", "status", "--live", extra_env=env)
+    assert result.code == 0, result.stdout + result.stderr
+    note = (
+        "  note: not checked: a token from the environment variable RUNTIME_GITHUB_TOKEN "
+        f"goes only to {gh.host}, the current host; `runtime auth status --live --host {{}}` "
+        "checks it there"
+    )
+    assert result.stdout.splitlines() == [
+        f"{gh.host}: environment variable RUNTIME_GITHUB_TOKEN; logged in as octocat; "
+        f"scopes: {', '.join(DEFAULT_SCOPES)}",
+        f"{GHE}: environment variable RUNTIME_GITHUB_TOKEN",
+        note.format(GHE),
+        "github.com: environment variable RUNTIME_GITHUB_TOKEN",
+        note.format("github.com"),
+    ]
+    assert [r.path for r in gh.requests] == ["/user"]
+    assert looked_up == []
+    doc = run("-o", "json", "auth", "status", "--live", extra_env=env).json()
+    check_schema(doc, "auth-status")
+    assert doc["ok"] is True
+    assert [("note" in row, row.get("valid")) for row in doc["hosts"]] == [
+        (False, True),
+        (True, None),
+        (True, None),
+    ]
+    # named, it is asked
+    named = run("auth", "status", "--live", "--host", GHE, extra_env=env)
+    assert named.code == 1
+    assert looked_up == [GHE]
 
 
 def test_status_live_reports_a_revoked_token(
