@@ -51,8 +51,25 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
             raise UsageError(
                 f"input '{key}' contains a NUL byte", hint="inputs are text; remove the NUL"
             )
+        _check_utf8(key, value)
         values[key] = value
     return values
+
+
+def _check_utf8(key: str, value: str) -> None:
+    """Refuse a value with bytes that are not UTF-8 (the command line's bytes, kept by
+    Python as lone surrogates): no step could write, send or record it as text, so it is
+    refused before the first step, not by the step that meets it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = value[exc.start]
+        what = f"byte 0x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else "a surrogate"
+        raise UsageError(
+            f"input '{key}' is not UTF-8 text ({what} at character {exc.start + 1})",
+            hint="inputs are UTF-8 text: convert the value (iconv -t UTF-8), or let a step "
+            "read the bytes from a file",
+        ) from None
 
 
 def check_inputs(cap: Capability, values: Mapping[str, str], *, require: bool = True) -> None:

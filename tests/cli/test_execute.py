@@ -273,6 +273,20 @@ def test_input_errors(cli, work: Path) -> None:
     assert not (work / "nope.txt").exists()
 
 
+def test_an_input_that_is_not_utf8_is_refused_before_the_first_step(cli_proc, work: Path) -> None:
+    # the command line's bytes as the shell gives them (`$(printf 'ok\xffbad')`): the
+    # example's first step makes the folder, its second would write the note
+    args = ("capability", "execute", str(EXAMPLES / "notes-roundtrip.md"))
+    result = cli_proc(*args, "--input", "folder=notes", "--input", "note=ok\udcffbad")
+    assert result.code == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "error: input 'note' is not UTF-8 text (byte 0xff at character 3)",
+        "  hint: inputs are UTF-8 text: convert the value (iconv -t UTF-8), or let a step "
+        "read the bytes from a file",
+    ]
+    assert not (work / "notes").exists()
+
+
 def test_invalid_capability_refuses_to_start(cli, work: Path) -> None:
     write(
         work / "cap.md",
