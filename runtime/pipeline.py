@@ -376,6 +376,9 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
                 + f"run `runtime {provider} --help` for the operations",
             )
         _, problems = bind(op, args[len(op.words) :])
+        # then what the provider tells from the args as typed, as validate asks of a
+        # capability's (an OWNER/REPO that is not one), before any credential is looked for
+        problems = problems or found.check(op, args[len(op.words) :])
         if problems:
             raise UsageError(problems[0].message, hint=problems[0].hint)
     step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)

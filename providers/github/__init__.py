@@ -43,6 +43,9 @@ _PAGING = (
     Option("limit", "stop after this many items", type="int", range=(1, None)),
 )
 _DIRECTION = Option("direction", "the order of the sort", choices=("asc", "desc"))
+# the route parameters a repository or an organization fills: an authored value is checked
+# at validation (a path in a repository may hold any segments)
+_NAMES_IN_ROUTE = ("{owner}/{repo}", "{org}")
 _REPO = Positional("OWNER/REPO", help="a repository, as owner/name", in_route="{owner}/{repo}")
 # ORG of repo list, issue list and team list: else the active context's organization
 _CONTEXT_ORG = Positional(
@@ -441,17 +444,37 @@ class GitHubProvider(ProviderBase):
         return inspect(operation, call, run)
 
     def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
-        """Validation: an ``api`` step whose METHOD and PATH are literal names a route GitHub
-        documents (``args`` as authored, after the operation words)."""
-        if operation.name != "api":
-            return []
-        from providers.github.routes import check_api
-
+        """Validation (``args`` as authored, after the operation words): an ``api`` step
+        whose METHOD and PATH are literal names a route GitHub documents; a literal
+        OWNER/REPO or ORG is one a route can take. A ${reference} is not known before plan
+        time: checked then, with its value."""
         binding, _ = bind(operation, args)
-        # a ${reference} is not known before plan time: checked then, with its value
-        pieces = [(Piece(a, None, "${" in a),) for a in args]
-        problems, _, _ = check_api(resolve_call(binding, args, pieces))
-        return problems
+        if operation.name == "api":
+            from providers.github.routes import check_api
+
+            pieces = [(Piece(a, None, "${" in a),) for a in args]
+            problems, _, _ = check_api(resolve_call(binding, args, pieces))
+            return problems
+        declared = {p.name: p.in_route for p in operation.positionals}
+        declared.update((o.name, o.in_route) for o in operation.options or ())
+        authored = [
+            (index, args[index], declared[name])
+            for name, index in binding.positionals.items()
+            if declared.get(name) in _NAMES_IN_ROUTE and "${" not in args[index]
+        ] + [
+            (index, args[index].partition("=")[2], declared[key])
+            for key, index in binding.options
+            if declared.get(key) in _NAMES_IN_ROUTE and "${" not in args[index]
+        ]
+        if not authored:
+            return []
+        from providers.github.routes import VALUE_KINDS, authored_problems
+
+        return [
+            problem
+            for index, value, in_route in authored
+            for problem in authored_problems(index, value, VALUE_KINDS[str(in_route)])
+        ]
 
     def check_token(
         self, run: RunContext, host: str, token: str, timeout: float

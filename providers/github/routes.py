@@ -277,6 +277,34 @@ def value_problems(index: int, pieces: Sequence[Piece], kind: str) -> list[Bindi
     return problems
 
 
+def authored_problems(index: int, value: str, kind: str) -> list[BindingProblem]:
+    """Why an authored value (one without a ``${reference}``) cannot fill its route:
+    an OWNER/REPO that is not two names, an ORG that is not one. Found at validation,
+    before anything runs, as an input's value is at plan time."""
+    parts = value.split("/")
+    if kind == "owner/repo" and (
+        len(parts) != 2 or not all(_fillable(p) for p in parts) or _forbidden(value)
+    ):
+        return [
+            BindingProblem(
+                index,
+                f"'{value}' is not OWNER/REPO",
+                "write the repository as owner/name, such as cli/cli",
+                code="bad-value",
+            )
+        ]
+    if kind == "org" and value and (len(parts) != 1 or not _fillable(value) or _forbidden(value)):
+        return [
+            BindingProblem(
+                index,
+                f"'{value}' is not an organization",
+                "give the organization's login, such as acme",
+                code="bad-value",
+            )
+        ]
+    return []
+
+
 # -- the api operation ------------------------------------------------------------------------
 
 

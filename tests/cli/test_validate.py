@@ -194,6 +194,14 @@ GRAMMAR_ERRORS = [
         (9, 30, "unknown-option", "unknown option 'per_pag'"),
     ),
     (
+        "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, a/b/c]\n",
+        (9, 24, "bad-value", "'a/b/c' is not OWNER/REPO"),
+    ),
+    (
+        "version: v1\nworkflow:\n  - provider: github\n    args: [repo, list, a/b]\n",
+        (9, 24, "bad-value", "'a/b' is not an organization"),
+    ),
+    (
         "version: v1\nworkflow:\n  - provider: github\n    args: [file, put, o/r, a.md, content=x]\n",
         (9, 12, "missing-option", "message="),
     ),
@@ -272,6 +280,20 @@ def test_a_misspelled_option_gets_a_did_you_mean(cli, work: Path) -> None:
     assert unlike.code == 2
     assert "did you mean" not in unlike.stderr
     assert "hint: known options: type, sort, direction, per_page, limit" in unlike.stderr
+
+
+def test_a_typed_operation_is_checked_as_a_capabilitys_step_is(cli) -> None:
+    # refused as it is typed (exit 2), before a credential is looked for or a request sent
+    for args, message, hint in (
+        (("repo", "view", "a/b/c"), "'a/b/c' is not OWNER/REPO", "as owner/name"),
+        (("repo", "view", "acme"), "'acme' is not OWNER/REPO", "as owner/name"),
+        (("repo", "list", "a/b"), "'a/b' is not an organization", "the organization's login"),
+    ):
+        result = cli("-o", "json", "github", *args, extra_env={"RUNTIME_GITHUB_TOKEN": ""})
+        assert result.code == 2, result.stdout + result.stderr
+        error = result.json()["error"]
+        assert (error["code"], error["message"]) == ("usage", message)
+        assert hint in error["hint"]
 
 
 def test_every_problem_is_reported_sorted(cli, work: Path) -> None:

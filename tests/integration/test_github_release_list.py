@@ -119,7 +119,7 @@ def test_its_argument_types_come_from_the_declaration(
     assert checked.code == 2
     assert f"literal.md:12:{column}: error: step 1: per_page=0 is out of range" in checked.stdout
     bad_repo = github(cli, gh, "github", "release", "list", "acme")
-    assert bad_repo.code == 1 and "'acme' is not OWNER/REPO" in bad_repo.stdout + bad_repo.stderr
+    assert bad_repo.code == 2 and "'acme' is not OWNER/REPO" in bad_repo.stderr
     assert gh.requests == []
 
 
