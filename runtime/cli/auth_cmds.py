@@ -50,8 +50,19 @@ def _services(ws: Any) -> Any:
     return Services(ws, Redactor())
 
 
+def _check_host(host: str | None) -> None:
+    """Refuse ``--host`` unless it is ``name[:port]`` (a URL would be sent a token as a
+    host named "https"): exit 2, before anything is read or sent."""
+    from runtime.provider import host_error
+
+    problem = None if host is None else host_error("--host", host)
+    if problem is not None:
+        raise UsageError(problem, hint="give the host alone: --host ghe.example.com")
+
+
 def _session(name: str | None, host: str | None) -> tuple[Any, Any, str, str]:
     """Workspace, services, credential and host for an auth command (Home refreshed)."""
+    _check_host(host)
     credential = _credential(name)
     ws = workspace()
     ensure_home(ws)
@@ -192,6 +203,7 @@ def status_cmd(
     ),
 ) -> None:
     """Where each host's credential comes from (environment variable, keyring); never the token."""
+    _check_host(host)
     _ws, services, name, default = _session(name, None)
     kind = services.auth.kind(name)
     hosts = (

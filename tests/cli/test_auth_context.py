@@ -206,6 +206,22 @@ def test_login_with_nothing_to_read_is_exit_4_with_a_hint(
     assert gh.requests == []  # nothing to verify, nothing sent
 
 
+@pytest.mark.parametrize("host", ["https://ghe.example.com", "ghe.example.com/api", ""])
+def test_a_host_that_is_not_a_host_is_refused_before_anything_is_sent(
+    run: Callable[..., Result],
+    gh: GitHubDouble,
+    store: dict[tuple[str, str], str],
+    host: str,
+) -> None:
+    for args in (("login", "github"), ("status", "--live"), ("logout", "github")):
+        result = run("auth", *args, "--host", host, stdin=TOKEN)
+        assert result.code == 2, (args, result.stdout + result.stderr)
+        assert result.stderr.startswith("error: --host must be a host name with an optional port")
+        assert "hint: give the host alone: --host ghe.example.com" in result.stderr
+    assert store == {}
+    assert gh.requests == []
+
+
 def test_login_for_an_unknown_provider_is_a_usage_error(run: Callable[..., Result]) -> None:
     result = run("auth", "login", "gitlab", stdin=TOKEN)
     assert result.code == 2
