@@ -1,3 +1,3 @@
-from runtime.cli import command
+from runtime.console import command
 
 command()

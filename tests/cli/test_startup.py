@@ -54,3 +54,30 @@ def test_a_command_imports_only_its_own_module() -> None:
     assert not {"runtime.cli.run_cmds", "runtime.cli.auth_cmds", "runtime.cli.admin_cmds"} & set(
         modules
     )
+
+
+# A Ctrl-C that arrives while the command's modules load, made certain: the import of
+# runtime.cli is where it lands.
+INTERRUPTED_WHILE_LOADING = """
+import builtins
+real = builtins.__import__
+def interrupted(name, *args, **kwargs):
+    if name == "runtime.cli":
+        raise KeyboardInterrupt
+    return real(name, *args, **kwargs)
+builtins.__import__ = interrupted
+from runtime.console import command
+command()
+"""
+
+
+def test_a_ctrl_c_while_the_command_loads_is_an_interruption_not_a_traceback() -> None:
+    from importlib.metadata import entry_points
+
+    # the installed `runtime` (and `python -m runtime`) run through the guard
+    (script,) = entry_points(group="console_scripts", name="runtime")
+    assert script.value == "runtime.console:command"
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_WHILE_LOADING], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
