@@ -294,7 +294,10 @@ def show_cmd(
         ..., help="Capability name or path.", autocompletion=capability_names
     ),
 ) -> None:
-    """Show a capability: inputs, steps and the operation each resolves to, lineage, requires."""
+    """Show a capability: inputs, steps and the operation each resolves to, lineage, requires.
+
+    An invalid capability is shown as far as it could be read, with its problems, and
+    exits 2 as validate does."""
     from runtime.pipeline import Mode, capability_run, resolve, walk
 
     ws = workspace()
@@ -318,8 +321,13 @@ def show_cmd(
         else:
             info["binary"] = step.binary
         steps.append(info)
+    # what could be read is shown either way, but an invalid capability is not a
+    # success: show answers as validate, plan and execute do for the same file
+    errors = [p for p in problems if p.is_error]
+    code = int(ExitCode.INVALID) if errors else 0
     doc: dict[str, Any] = {
-        "ok": True,
+        "ok": not errors,
+        "exit_code": code,
         "path": target.display,
         "sha256": cap.sha256,
         "name": target.name or Path(target.display).stem,
@@ -335,9 +343,10 @@ def show_cmd(
     }
     if json_mode():
         emit_json(doc)
-        return
+        raise typer.Exit(code)
     out(f"{doc['title'] or doc['name']}  ({target.display})")
-    out(f"sha256: {cap.sha256}")
+    if cap.sha256:  # none when the file could not be read
+        out(f"sha256: {cap.sha256}")
     if cap.description:
         out(f"description: {cap.description}")
     out("inputs:" if cap.inputs else "inputs: (none)")
@@ -373,6 +382,10 @@ def show_cmd(
             out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
         out(problem_line(p), styled=True)
+    if errors:
+        err(f"error: {target.display} is not a valid capability ({plural(len(errors), 'error')})")
+        err(f"  hint: run `runtime capability validate {name}` for each problem's source and hint")
+        raise typer.Exit(code)
 
 
 def _bound_call(run: Any, step: Any) -> tuple[Any, Any]:

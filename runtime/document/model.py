@@ -54,7 +54,9 @@ class Capability:
     path: str
     sha256: str
     document: Document
-    version: str = "v1"
+    # as the runtime block writes it; None when there is none to read it from (show
+    # must not report a version the file never declared)
+    version: str | None = None
     inputs: dict[str, InputDecl] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     frontmatter: dict[str, Any] = field(default_factory=dict)

@@ -604,6 +604,56 @@ def test_show_and_dependents(cli, work: Path) -> None:
     assert "big" in text_out and "steps 1-2" in text_out
 
 
+INVALID_TO_SHOW = {
+    "empty": "",
+    "unknown version and provider": "# T\n\n```runtime\nversion: v9\nworkflow:\n"
+    "  - provider: nope\n    args: [x]\n```\n",
+    "unreadable": "# T\n\n```runtime\nversion: v1\nworkflow: []\n```\n",
+}
+
+
+@pytest.mark.parametrize("case", INVALID_TO_SHOW)
+def test_show_of_an_invalid_capability_exits_2_as_validate_does(
+    cli, work: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    write(work / "cap.md", INVALID_TO_SHOW[case])
+    if case == "unreadable":
+        import errno
+        import os
+
+        import runtime.document.loader as loader
+
+        def denied(path: Path, limit: int | None = None, **_: object) -> bytes:
+            # mode 000 stops no root process, and the tests may run as root
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+        monkeypatch.setattr(loader, "read_file", denied)
+    assert cli("capability", "validate", "cap.md").code == 2
+    shown = cli("capability", "show", "cap.md")
+    assert shown.code == 2, shown.stdout + shown.stderr
+    assert "cap.md:" in shown.stdout  # the problems, with what could be read
+    assert "cap.md is not a valid capability" in shown.stderr
+    assert "hint: run `runtime capability validate cap.md`" in shown.stderr
+    doc = cli("--output", "json", "capability", "show", "cap.md")
+    assert doc.code == 2
+    check_schema(doc.json(), "capability-show")
+    assert doc.json()["ok"] is False and doc.json()["exit_code"] == 2
+    assert doc.json()["problems"]
+    # the version as written, and none invented where no runtime block was read
+    declared = "v9" if case == "unknown version and provider" else None
+    assert doc.json()["version"] == declared
+
+
+def test_show_of_a_valid_capability_with_warnings_exits_0(cli, work: Path) -> None:
+    body = 'version: v1\nworkflow:\n  - provider: files\n    args: [read, "${nope}"]\n'
+    write(work / "cap.md", capability(body))
+    doc = cli("--output", "json", "capability", "show", "cap.md")
+    assert doc.code == 0, doc.stdout + doc.stderr
+    check_schema(doc.json(), "capability-show")
+    assert doc.json()["ok"] is True and doc.json()["version"] == "v1"
+    assert doc.json()["problems"][0]["severity"] == "warning"
+
+
 def test_lineage_range_beyond_workflow_is_a_warning(cli, work: Path) -> None:
     text = "# X\n\n## Lineage\n\n- `a/b` — steps 3–5\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n"
     write(work / "cap.md", text)
