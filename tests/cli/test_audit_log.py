@@ -132,7 +132,11 @@ def test_rotation_settings_are_checked(cli, work: Path, home: Path) -> None:
 REFUSALS = {
     "command run of a denied binary": (["command", "run", "rm", "-rf", "x"], 3),
     "command run of an unlisted binary": (["command", "run", "make"], 3),
+    # a direct call is a run of a one-step capability: its operation and arguments are
+    # that step, refused as an invalid step is, not while the command line is parsed
     "unknown operation": (["files", "frobnicate", "x"], 2),
+    "misspelled operation": (["files", "reed", "x"], 2),
+    "misspelled github operation": (["github", "repo", "lst"], 2),
     "operation missing its argument": (["files", "read"], 2),
     "path outside the roots": (["files", "read", "/etc/hostname"], 3),
     "destroy effect": (["files", "delete", "x.txt"], 3),
@@ -166,6 +170,24 @@ def test_every_refusal_leaves_one_record(cli, work: Path, home: Path, case: str)
     assert record["exit_code"] == code
     assert record["reason"] and record["reason"] in result.stderr.replace("\n", " ")
     assert record["run_id"]
+
+
+PARSED = {
+    "unknown option of runtime's": ["capability", "execute", "valid.md", "--frobnicate"],
+    "timeout of 0": ["capability", "execute", "--timeout", "0", "valid.md"],
+    "command run's timeout of 0": ["command", "run", "--timeout", "0", "true"],
+    "execute without its capability": ["capability", "execute"],
+}
+
+
+@pytest.mark.parametrize("case", PARSED)
+def test_a_command_line_refused_while_parsed_leaves_no_record(
+    cli, work: Path, home: Path, case: str
+) -> None:
+    write(work / "valid.md", capability("version: v1\nworkflow:\n  - provider: files\n"))
+    result = cli(*PARSED[case])
+    assert result.code == 2, result.stdout + result.stderr
+    assert records(home) == []
 
 
 def test_a_refusal_names_its_rule_and_problems(cli, work: Path, home: Path) -> None:
