@@ -382,9 +382,11 @@ def show_cmd(
             out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
         out(problem_line(p), styled=True)
+        if p.hint:
+            out(f"  hint: {p.hint}")
     if errors:
         err(f"error: {target.display} is not a valid capability ({plural(len(errors), 'error')})")
-        err(f"  hint: run `runtime capability validate {name}` for each problem's source and hint")
+        err(f"  hint: run `runtime capability validate {name}` to see each problem in its source")
         raise typer.Exit(code)
 
 

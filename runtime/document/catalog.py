@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -75,14 +76,22 @@ def resolve_one(arg: str, sources: list[Path], cwd: Path) -> Target:
     if looks_like_path(arg):
         path = Path(os.path.expanduser(arg))
         path = path if path.is_absolute() else cwd / path
-        if not path.exists():
-            raise NotFound(f"no such file: {arg}", hint="check the path, or give a capability name")
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode  # a stat: never waits, unlike opening a FIFO
+        except (FileNotFoundError, NotADirectoryError):
+            raise NotFound(
+                f"no such file: {arg}", hint="check the path, or give a capability name"
+            ) from None
+        except OSError:
+            # there, but not to be reached (a loop of symbolic links, a folder that may
+            # not be searched): the loader says why, as validate does for the same file
+            return Target(path, _display(path, cwd), True)
+        if stat.S_ISDIR(mode):
             raise NotFound(
                 f"{arg} is a folder; name one capability file",
                 hint="use `runtime capability validate DIR` for folders",
             )
-        what = kind(path.stat().st_mode)  # a stat: never waits, unlike opening a FIFO
+        what = kind(mode)
         if what is not None:
             raise NotFound(
                 f"{arg} is {what}, not a regular file",

@@ -9,6 +9,7 @@ and columns of the Markdown file itself.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -81,9 +82,21 @@ def load_document(path: Path, display: str | None = None, data: bytes | None = N
         except OSError as exc:
             doc = Document(label, "", "")
             code = "not-a-file" if isinstance(exc, NotRegularFile) else "unreadable"
-            doc.error(1, 1, code, f"cannot read the file: {exc.strerror or exc}")
+            doc.error(
+                1, 1, code, f"cannot read the file: {exc.strerror or exc}", _unreadable(exc, label)
+            )
             return doc
     return parse_document(data, label)
+
+
+def _unreadable(exc: OSError, label: str) -> str | None:
+    """What to do about a capability file that could not be read."""
+    if exc.errno == errno.ELOOP:
+        return (
+            f"a symbolic link on the way to {label} leads back to itself; point it at the "
+            f"capability file (`ls -l {label}` shows where it leads)"
+        )
+    return None
 
 
 def parse_document(data: bytes, label: str) -> Document:

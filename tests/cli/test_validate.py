@@ -654,6 +654,19 @@ def test_show_of_a_valid_capability_with_warnings_exits_0(cli, work: Path) -> No
     assert doc.json()["problems"][0]["severity"] == "warning"
 
 
+@pytest.mark.parametrize("command", ["validate", "show", "plan", "preflight", "execute"])
+def test_a_loop_of_symbolic_links_is_said_to_be_one_not_missing(
+    cli, work: Path, command: str
+) -> None:
+    (work / "self.md").symlink_to("self.md")
+    result = cli("capability", command, "self.md")
+    assert result.code == 2, result.stdout + result.stderr
+    text = result.stdout + result.stderr
+    assert "self.md:1:1: error: cannot read the file: Too many levels of symbolic links" in text
+    assert "hint: a symbolic link on the way to self.md leads back to itself" in text
+    assert "no such file" not in text
+
+
 def test_lineage_range_beyond_workflow_is_a_warning(cli, work: Path) -> None:
     text = "# X\n\n## Lineage\n\n- `a/b` — steps 3–5\n\n```runtime\nversion: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n```\n"
     write(work / "cap.md", text)
