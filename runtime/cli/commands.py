@@ -198,9 +198,11 @@ def validate_cmd(
                 if format == "github":
                     from runtime.cli.render import github_annotation
 
-                    out(github_annotation(p))
+                    out(github_annotation(p), styled=True)
                 elif format == "plain":
-                    out(f"{p.file}:{p.line}:{p.column}: {p.severity}: {p.message}")
+                    from runtime.cli.render import plain_line
+
+                    out(plain_line(p), styled=True)
                 else:
                     for line in problem_block(p, lines):
                         out(line, styled=True)

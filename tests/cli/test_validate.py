@@ -692,6 +692,31 @@ def test_github_annotation_and_plain_formats(cli, work: Path) -> None:
     )
 
 
+def test_plain_format_keeps_a_problem_on_one_line_whatever_the_file_name(cli, work: Path) -> None:
+    write(work / "caps" / "nl\nx\r\x1b.md", capability("version: v9\nworkflow: []\n"))
+    plain = cli("capability", "validate", "--format", "plain", "caps")
+    assert plain.code == 2
+    lines = plain.stdout.splitlines()
+    assert lines[0] == "caps/nl\\nx\\r\\x1b.md:6:10: error: unsupported version 'v9'"
+    assert lines[1].startswith("caps/nl\\nx\\r\\x1b.md:7:11: error: ")
+    assert lines[2].startswith("1 checked")
+
+
+def test_github_format_names_the_file_with_githubs_escapes_only(cli, work: Path) -> None:
+    """The runner takes back %25, %0D, %0A, %3A and %2C only: any other escape of a
+    character in file= would name a file that does not exist."""
+    name = "a\x1b[31m,b:c%\nd.md"
+    body = 'version: v1\nworkflow:\n  - provider: "\\e[2Jfiles"\n    args: [list, .]\n'
+    write(work / "caps" / name, capability(body))
+    gh = cli("capability", "validate", "--format", "github", "caps")
+    assert gh.code == 2
+    (line,) = [x for x in gh.stdout.splitlines() if x.startswith("::")]
+    assert line.startswith("::error file=caps/a\x1b[31m%2Cb%3Ac%25%0Ad.md,line=8,col=5,")
+    # the message is shown in the log, so it is escaped as text output is
+    message = line.split("::", 2)[2]
+    assert "\x1b" not in message and "\\x1b[2Jfiles" in message
+
+
 def test_usage_errors_are_json_in_json_mode(cli) -> None:
     result = cli("--output", "json", "capability", "validate")
     assert result.code == 2
