@@ -89,14 +89,21 @@ def load_document(path: Path, display: str | None = None, data: bytes | None = N
     return parse_document(data, label)
 
 
-def _unreadable(exc: OSError, label: str) -> str | None:
+def _unreadable(exc: OSError, label: str) -> str:
     """What to do about a capability file that could not be read."""
+    if isinstance(exc, NotRegularFile):
+        return "name a capability's Markdown file"
     if exc.errno == errno.ELOOP:
         return (
             f"a symbolic link on the way to {label} leads back to itself; point it at the "
             f"capability file (`ls -l {label}` shows where it leads)"
         )
-    return None
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return (
+            f"runtime reads it as the user it runs as: give that user read access to it, "
+            f"and to its folders (`ls -l {label}` shows who has it)"
+        )
+    return f"check that the file can be read (`head -c 1 {label}`), and the disk it is on"
 
 
 def parse_document(data: bytes, label: str) -> Document:

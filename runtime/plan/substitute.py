@@ -40,12 +40,22 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
                     hint="check the path; write @@ to pass a value that starts with '@'",
                 ) from None
             if len(data) > MAX_INPUT_FILE:
-                raise UsageError(f"--input {key}=@{value[1:]}: the file is larger than 1 MiB")
+                raise UsageError(
+                    f"--input {key}=@{value[1:]}: the file is larger than 1 MiB, the limit "
+                    "for an input",
+                    hint="pass the file's path as the input instead, for a step to read it "
+                    "(`files read`), or a smaller part of it",
+                )
             try:
                 value = data.decode("utf-8")
-            except UnicodeDecodeError:
+            except UnicodeDecodeError as exc:
+                line = data.count(b"\n", 0, exc.start) + 1
+                column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
                 raise UsageError(
-                    f"--input {key}=@{value[1:]}: the file is not UTF-8 text"
+                    f"--input {key}=@{value[1:]}: the file is not UTF-8 text: "
+                    f"{value[1:]}:{line}:{column} holds the byte 0x{data[exc.start]:02x}",
+                    hint="an input is text: save the file as UTF-8 (`iconv -f LATIN1 -t "
+                    "UTF-8`), or pass its path for a step to read",
                 ) from None
         if "\x00" in value:
             raise UsageError(

@@ -159,3 +159,54 @@ def test_steps_instead_of_workflow_is_one_error(cli: Callable[..., Result], work
     assert result.code == 2
     [problem] = result.json()["capabilities"][0]["problems"]
     assert problem["message"] == "'steps' is not a key: it is 'workflow'"
+
+
+def test_an_unreadable_capability_says_what_to_do(
+    cli: Callable[..., Result], work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    import runtime.document.loader as loader
+
+    write(work / "cap.md", capability("version: v1\nworkflow: []\n"))
+
+    def denied(path: Path, limit: int | None = None, **_: object) -> bytes:
+        # mode 000 stops no root process, and the tests may run as root
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(loader, "read_file", denied)
+    for command in ("validate", "execute"):
+        result = cli("capability", command, "cap.md")
+        assert result.code == 2
+        text = result.stdout + result.stderr
+        assert "cap.md:1:1: error: cannot read the file: Permission denied" in text
+        assert "hint: runtime reads it as the user it runs as" in text, text
+
+
+INPUT_CAP = capability(
+    "version: v1\ninputs:\n  note:\n    required: true\n"
+    "workflow:\n  - provider: files\n    args: [write, out.txt, '${note}']\n"
+)
+
+
+def test_an_input_file_over_1_mib_says_what_to_do(cli: Callable[..., Result], work: Path) -> None:
+    write(work / "cap.md", INPUT_CAP)
+    (work / "big.txt").write_bytes(b"a" * (1024 * 1024 + 1))
+    result = cli("capability", "execute", "cap.md", "--input", "note=@big.txt")
+    assert result.code == 2
+    assert "--input note=@big.txt: the file is larger than 1 MiB" in result.stderr
+    assert "hint: pass the file's path as the input instead" in result.stderr
+    assert not (work / "out.txt").exists()
+
+
+def test_an_input_file_not_utf8_says_where_and_what_to_do(
+    cli: Callable[..., Result], work: Path
+) -> None:
+    write(work / "cap.md", INPUT_CAP)
+    (work / "latin1.txt").write_bytes("ok\ncafé\n".encode("latin-1"))
+    result = cli("capability", "execute", "cap.md", "--input", "note=@latin1.txt")
+    assert result.code == 2
+    assert "the file is not UTF-8 text: latin1.txt:2:4 holds the byte 0xe9" in result.stderr
+    assert "hint: an input is text: save the file as UTF-8" in result.stderr
+    assert not (work / "out.txt").exists()
