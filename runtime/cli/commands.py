@@ -198,7 +198,7 @@ def validate_cmd(
                 if format == "github":
                     from runtime.cli.render import github_annotation
 
-                    out(github_annotation(p), styled=True)
+                    out(github_annotation(p))
                 elif format == "plain":
                     from runtime.cli.render import plain_line
 

@@ -102,12 +102,10 @@ def plain_line(p: Problem) -> str:
 
 
 def github_annotation(p: Problem) -> str:
-    """A GitHub Actions workflow command (an annotation), escaped as the runner unescapes.
-
-    The runner takes back only %25, %0D, %0A, %3A and %2C, so ``file=`` carries the
-    name exactly, control characters and all: any other escape would name a file that
-    does not exist. The runner prints the command itself only with ``::echo::on``, but
-    the message always, in the log: it is escaped as text output is."""
+    """A GitHub Actions workflow command (an annotation), escaped as the runner unescapes
+    (%25, %0D, %0A, %3A, %2C); the caller's text escaping then shows any other control
+    character (an ESC in a file's name): such a name is not matched, but a terminal that
+    shows the command never gets the character raw."""
 
     def esc_data(s: str) -> str:
         return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -116,7 +114,7 @@ def github_annotation(p: Problem) -> str:
         return esc_data(s).replace(":", "%3A").replace(",", "%2C")
 
     kind = "error" if p.is_error else "warning"
-    message = printable(p.message + (f" (hint: {p.hint})" if p.hint else ""))
+    message = p.message + (f" (hint: {p.hint})" if p.hint else "")
     return (
         f"::{kind} file={esc_prop(p.file)},line={p.line},col={p.column},"
         f"title={esc_prop(p.code)}::{esc_data(message)}"
