@@ -8,8 +8,10 @@ need them, so ``runtime --version`` costs little more than importing typer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -280,13 +282,42 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     code: int
     try:
-        result = app(args=args, prog_name="runtime", standalone_mode=False)
+        with _shell_named(args):
+            result = app(args=args, prog_name="runtime", standalone_mode=False)
         code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exc:
         code = int(exc.exit_code)
     except BaseException as exc:  # every failure gets its exit code here
         code = _exit_code_for(exc, args)
     raise SystemExit(_with_lost_output(code))
+
+
+# typer's switch for completion flags that take the shell's name (bash, zsh, fish,
+# powershell, pwsh; click checks it) instead of detecting the shell with shellingham
+_NAMED_SHELL = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
+
+
+@contextlib.contextmanager
+def _shell_named(args: list[str]) -> Iterator[None]:
+    """``--install-completion zsh`` and ``--show-completion fish`` are for the shell named:
+    typer would take the flags for the shell it detects and the name for nothing (from
+    bash, install bash's completion and edit ~/.bashrc). Without a name, it detects."""
+    named = any(
+        flag in args[:-1] and not args[args.index(flag) + 1].startswith("-")
+        for flag in ("--install-completion", "--show-completion")
+    )
+    if not named:
+        yield
+        return
+    before = os.environ.get(_NAMED_SHELL)
+    os.environ[_NAMED_SHELL] = "1"
+    try:
+        yield
+    finally:  # an embedding program's environment is left as it was
+        if before is None:
+            os.environ.pop(_NAMED_SHELL, None)
+        else:
+            os.environ[_NAMED_SHELL] = before
 
 
 def _with_lost_output(code: int) -> int:

@@ -4,6 +4,7 @@ usage lines, help on a bare group, and the words of the summaries (issue 20, 9 a
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -269,3 +270,19 @@ def test_log_options_are_accepted_after_the_command_too(cli: Cli, work: Path) ->
     bad = cli("capability", "show", "cap.md", "--log-level", "loud")
     assert bad.code == 2
     assert "--log-level 'loud' is not one of" in bad.stderr
+
+
+@pytest.mark.parametrize("flag", ["--install-completion", "--show-completion"])
+def test_a_shell_completion_does_not_know_is_refused(
+    cli: Callable[..., Result], tmp_path: Path, flag: str
+) -> None:
+    home = tmp_path / "user-home"
+    home.mkdir()
+    result = cli(flag, "tcsh", extra_env={"HOME": str(home), "SHELL": "/bin/bash"})
+    assert result.code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"error: Invalid value for '{flag}': 'tcsh' is not one of 'bash', 'zsh', 'fish'"
+    )
+    assert list(home.iterdir()) == []
+    assert "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION" not in os.environ

@@ -73,11 +73,20 @@ def test_dynamic_completion(env: dict[str, str], work: Path, shell: str) -> None
     assert complete(env, work, shell, "runtime context use ") == ["work"]
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+# what only that shell's completion script holds
+SHELL_SCRIPTS = {
+    "bash": "COMPREPLY=",
+    "zsh": "#compdef runtime",
+    "fish": "complete --command runtime",
+}
+
+
+@pytest.mark.parametrize("shell", list(SHELL_SCRIPTS))
 def test_show_completion_script(env: dict[str, str], work: Path, shell: str) -> None:
+    # the shell named, not the one runtime runs in (bash here, as SHELL says)
     proc = subprocess.run(
         [str(RUNTIME_BIN), "--show-completion", shell],
-        env=env,
+        env={**env, "SHELL": "/bin/bash"},
         cwd=work,
         capture_output=True,
         text=True,
@@ -85,6 +94,7 @@ def test_show_completion_script(env: dict[str, str], work: Path, shell: str) -> 
     )
     assert proc.returncode == 0, proc.stderr
     assert "_RUNTIME_COMPLETE" in proc.stdout
+    assert [s for s, mark in SHELL_SCRIPTS.items() if mark in proc.stdout] == [shell]
 
 
 def test_install_completion_writes_the_shell_config(
@@ -102,6 +112,20 @@ def test_install_completion_writes_the_shell_config(
     )
     assert proc.returncode == 0, proc.stderr
     assert "runtime" in (fake_home / ".bashrc").read_text() or any(fake_home.rglob("*runtime*"))
+    # another shell named is that shell's config, whatever shell runs runtime
+    zsh_home = tmp_path / "zsh-user"
+    zsh_home.mkdir()
+    proc = subprocess.run(
+        [str(RUNTIME_BIN), "--install-completion", "zsh"],
+        env={**env, "HOME": str(zsh_home), "SHELL": "/bin/bash"},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in zsh_home.iterdir()) == [".zfunc", ".zshrc"]
+    assert "#compdef runtime" in (zsh_home / ".zfunc" / "_runtime").read_text()
 
 
 def test_new_capability_validates_and_never_overwrites(cli, work: Path) -> None:
