@@ -18,9 +18,10 @@ import re
 from collections.abc import Container, Iterable, Sequence
 
 # C0 controls; DEL and C1 controls, the bidirectional marks, embeddings, overrides and
-# isolates, the line and paragraph separators (a line break to some viewers)
+# isolates, the line and paragraph separators (a line break to some viewers); and lone
+# surrogates, which no UTF-8 stream can carry (a YAML "\udb1e" escape makes one)
 _C0 = "\x00-\x1f"
-_OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _ACTING = _C0 + _OTHERS
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 

@@ -750,3 +750,17 @@ workflow:
         (14, 32, "bad-value", "step 2: all=yes is not true or false"),
         (14, 41, "bad-value", "step 2: limit=0 is out of range (it must be at least 1)"),
     ]
+
+
+def test_a_lone_surrogate_from_a_yaml_escape_is_shown_escaped(cli, work: Path) -> None:
+    # "\udb1e" in a double-quoted YAML string is a lone surrogate: no UTF-8 stream can
+    # carry it, so text and JSON output show it as its escape (found by the fuzz campaign)
+    body = 'version: v1\nworkflow: []\n"\\udb1e": x\n'
+    write(work / "cap.md", capability(body))
+    text = cli("capability", "validate", "cap.md")
+    assert text.code == 2, text.stdout + text.stderr
+    assert "unknown key '\\udb1e'" in text.stdout
+    doc = cli("--output", "json", "capability", "validate", "cap.md")
+    assert doc.code == 2, doc.stdout + doc.stderr
+    messages = [p["message"] for p in doc.json()["capabilities"][0]["problems"]]
+    assert any("unknown key '\udb1e'" in m for m in messages), messages
