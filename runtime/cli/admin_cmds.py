@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from runtime.cli.completion import capability_names
-from runtime.cli.render import emit_json, out
+from runtime.cli.render import emit_json, err, out
 from runtime.cli.session import ensure_home, json_mode, workspace
+
+if TYPE_CHECKING:
+    from runtime.execute.audit import Skipped
 
 policy_app = typer.Typer(
     rich_markup_mode=None,
@@ -128,23 +133,28 @@ def audit_tail_cmd(
 ) -> None:
     """Show the last N audit records (across the rotated files, oldest first)."""
     from collections import deque
-    from collections.abc import Iterator
 
     from runtime.execute.audit import read_records, run_states
 
     ws = workspace()
     ensure_home(ws)
     last: deque[dict[str, Any]] = deque(maxlen=max(0, n))
+    skipped: list[Skipped] = []
 
     def every() -> Iterator[dict[str, Any]]:
         # one pass over the log (up to audit_keep + 1 files), keeping only the last N
-        for record in read_records(ws.home.audit_log):
+        for record in _read(read_records(ws.home.audit_log, skipped)):
             last.append(record)
             yield record
 
     states = run_states(every())
     shown = {r.get("run_id") for r in last}
-    _render_records(list(last), ws.home.audit_log, {k: v for k, v in states.items() if k in shown})
+    _render_records(
+        list(last),
+        ws.home.audit_log,
+        {k: v for k, v in states.items() if k in shown},
+        skipped,
+    )
 
 
 @audit_app.command("show")
@@ -157,15 +167,54 @@ def audit_show_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    records = [r for r in read_records(ws.home.audit_log) if r.get("run_id") == run_id]
+    skipped: list[Skipped] = []
+    records = [
+        r for r in _read(read_records(ws.home.audit_log, skipped)) if r.get("run_id") == run_id
+    ]
     if not records:
+        _note_skipped(skipped)  # perhaps the run's records were on those lines
         raise NotFound(
             f"no audit records for run '{run_id}'", hint="`runtime audit tail` lists recent runs"
         )
-    _render_records(records, ws.home.audit_log, run_states(records))
+    _render_records(records, ws.home.audit_log, run_states(records), skipped)
 
 
-def _render_records(records: list[dict[str, Any]], path: Any, states: dict[str, str]) -> None:
+def _read(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``records``, a log that cannot be read said as the unusable Home file it is."""
+    from runtime.errors import UsageError
+    from runtime.execute.audit import AuditError
+
+    try:
+        yield from records
+    except AuditError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from None
+
+
+def _note_skipped(skipped: list[Skipped]) -> None:
+    """Say on stderr which files of the log have lines that hold no record: the log was
+    damaged (a line torn by a killed run, a hand edit), and what it showed is not all."""
+    if json_mode():
+        return  # the document has them
+    for s in skipped:
+        lines = "1 line" if s.count == 1 else f"{s.count} lines"
+        hold = "holds" if s.count == 1 else "hold"
+        err(
+            f"note: skipped {lines} of {s.path} that {hold} no audit record "
+            f"(line {s.first_line}: {s.why})"
+        )
+
+
+def _shown(value: Any) -> str:
+    """A record's field as text: a string as it is, anything else (in a damaged or
+    hand-edited log) as its JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _render_records(
+    records: list[dict[str, Any]], path: Any, states: dict[str, str], skipped: list[Skipped]
+) -> None:
     """The records, then a line for each run that never recorded its end."""
     if json_mode():
         emit_json(
@@ -174,25 +223,38 @@ def _render_records(records: list[dict[str, Any]], path: Any, states: dict[str, 
                 "audit_log": str(path),
                 "records": records,
                 "unfinished_runs": [{"run_id": k, "state": v} for k, v in states.items()],
+                "skipped_lines": [
+                    {
+                        "file": str(s.path),
+                        "count": s.count,
+                        "first_line": s.first_line,
+                        "why": s.why,
+                    }
+                    for s in skipped
+                ],
             }
         )
         return
+    _note_skipped(skipped)
     if not records:
         out(f"no audit records in {path}")
         return
     for r in records:
-        event = r.get("event", "?")
-        parts = [str(r.get("time", "")), str(r.get("run_id", "")), event]
+        parts = [
+            _shown(r.get("time", "")),
+            _shown(r.get("run_id", "")),
+            _shown(r.get("event", "?")),
+        ]
         if "step" in r:
-            parts.append(f"step {r['step']}")
+            parts.append(f"step {_shown(r['step'])}")
         if "target" in r:
-            parts.append(str(r["target"]))
+            parts.append(_shown(r["target"]))
         if "status" in r:
-            parts.append(str(r["status"]))
+            parts.append(_shown(r["status"]))
         if r.get("exit_code") is not None:
-            parts.append(f"exit {r['exit_code']}")
+            parts.append(f"exit {_shown(r['exit_code'])}")
         if r.get("reason"):
-            parts.append(str(r["reason"]))
+            parts.append(_shown(r["reason"]))
         out("  ".join(parts))
     for run_id, state in states.items():
         why = (

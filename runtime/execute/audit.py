@@ -45,7 +45,23 @@ from runtime.redact import Redactor
 
 
 class AuditError(Exception):
-    pass
+    """The audit log cannot be opened, written or read; ``path`` is the file at fault, and
+    ``hint`` what would fix it, where that is known."""
+
+    def __init__(self, message: str, path: Path | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.hint = hint
+
+
+@dataclass
+class Skipped:
+    """The lines of one of the log's files that hold no record: how many, and the first."""
+
+    path: Path
+    count: int
+    first_line: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -231,11 +247,28 @@ class AuditLog:
             os.close(self.fd)
 
 
-def _open_files(path: Path) -> list[IO[bytes]]:
+def _open_regular(path: Path) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file; :class:`NotRegularFile` if it
+    is not (a named pipe would block the open, a folder fail the read)."""
+    from runtime.reading import NotRegularFile, kind
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        what = kind(os.fstat(fd).st_mode)
+        if what is not None:
+            raise NotRegularFile(path, what)
+        os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_files(path: Path) -> list[tuple[Path, IO[bytes]]]:
     """The log's files, oldest first, opened while no rotation can move them."""
     for _ in range(_ATTEMPTS):
         try:
-            current: IO[bytes] | None = open(path, "rb")  # noqa: SIM115 - returned open
+            current: IO[bytes] | None = _open_regular(path)
         except FileNotFoundError:
             current = None
         if current is not None:
@@ -243,36 +276,98 @@ def _open_files(path: Path) -> list[IO[bytes]]:
             if not _is_current(current.fileno(), path):
                 current.close()  # rotated between the open and the lock
                 continue
+        files: list[tuple[Path, IO[bytes]]] = []
         try:
-            files = []
             for old in reversed(rotated_files(path)):
                 with contextlib.suppress(FileNotFoundError):
-                    files.append(open(old, "rb"))  # noqa: SIM115 - returned open
-        finally:
+                    files.append((old, _open_regular(old)))
+        except BaseException:
+            for _, fh in files:
+                fh.close()
             if current is not None:
-                fcntl.flock(current.fileno(), fcntl.LOCK_UN)
-        return files + ([current] if current is not None else [])
+                current.close()  # and its lock with it
+            raise
+        if current is not None:
+            fcntl.flock(current.fileno(), fcntl.LOCK_UN)
+            files.append((path, current))
+        return files
     raise OSError(f"{path} kept being replaced while it was read")
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every whole record of the log and its rotated files, oldest first; a torn or
-    foreign line is skipped, never fatal."""
-    files = _open_files(path)
+def _unreadable(path: Path, exc: OSError) -> AuditError:
+    """Why a file of the log at ``path`` cannot be read, naming the file (or folder) at
+    fault and what would let it be read."""
+    import errno
+
+    at = Path(exc.filename) if exc.filename else path
+    why = exc.strerror or str(exc)
+    if exc.errno == errno.ENOTDIR:  # audit/ itself is not a folder
+        at, why = path.parent, "it is not a folder"
+    elif exc.errno in (errno.EACCES, errno.EPERM) and not os.access(at.parent, os.R_OK | os.X_OK):
+        at = at.parent
+        hint = f"let yourself read the folder (chmod u+rx {at})"
+        return AuditError(f"cannot read the audit log {at}: {why}", at, hint)
+    hint = f"move it away (mv {at} {at}.broken)"
+    if at in (path, path.parent):
+        hint += "; the next run starts a new log"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        hint = f"let yourself read it (chmod u+r {at}), or {hint}"
+    return AuditError(f"cannot read the audit log {at}: {why}", at, hint)
+
+
+def _parsed(raw: bytes) -> tuple[Any, str | None]:
+    """A line's record, or why it holds none (a line a killed writer tore, a hand edit)."""
     try:
-        for fh in files:
-            for raw in fh:
-                line = raw.decode("utf-8", errors="replace").strip()
-                if not line:
-                    continue
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    yield value
+        line = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    if not line:
+        return None, None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: nested past what a record holds
+        return None, "not JSON"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    # what every record runtime writes has, and what audit.schema.json promises a reader
+    for key in ("event", "time"):
+        if not isinstance(value.get(key), str):
+            return None, f"its '{key}' is not a string"
+    if not isinstance(value.get("run_id", ""), str):
+        return None, "its 'run_id' is not a string"
+    return value, None
+
+
+def read_records(path: Path, skipped: list[Skipped] | None = None) -> Iterator[dict[str, Any]]:
+    """Every whole record of the log and its rotated files, oldest first.
+
+    A line that holds no record (torn, not UTF-8, not a JSON object with a string
+    ``event`` and ``time``) is skipped, never fatal; ``skipped`` gets one entry for each
+    file that had such lines. A file that cannot be read (not a regular file, no
+    permission) is :class:`AuditError`.
+    """
+    try:
+        files = _open_files(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        for where, fh in files:
+            found: Skipped | None = None
+            try:
+                for number, raw in enumerate(fh, 1):
+                    value, why = _parsed(raw)
+                    if value is not None:
+                        yield value
+                    elif why is not None:
+                        if found is None:
+                            found = Skipped(where, 0, number, why)
+                        found.count += 1
+            except OSError as exc:
+                raise _unreadable(where, exc) from None
+            if found is not None and skipped is not None:
+                skipped.append(found)
     finally:
-        for fh in files:
+        for _, fh in files:
             fh.close()
 
 
@@ -298,7 +393,12 @@ def run_states(records: Iterable[dict[str, Any]], host: str | None = None) -> di
     states: dict[str, str] = {}
     for run_id, record in started.items():
         pid = record.get("pid")
-        alive = record.get("host") == here and isinstance(pid, int) and _alive(pid)
+        alive = (
+            record.get("host") == here
+            and isinstance(pid, int)
+            and not isinstance(pid, bool)
+            and _alive(pid)
+        )
         states[run_id] = "running" if alive else "abandoned"
     return states
 
@@ -308,7 +408,7 @@ def _alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except OSError:
         return True  # it exists, and belongs to someone else

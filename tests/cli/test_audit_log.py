@@ -1,16 +1,22 @@
 """The audit log through the CLI: long values kept once as a digest, rotation that
-`runtime audit` reads across, and one record for every refused run."""
+`runtime audit` reads across, one record for every refused run, and a damaged or
+unusable log said as such."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import capability, write
+from tests.conftest import REPO, capability, check_schema, require_tool, write
 
 
 def audit_files(home: Path) -> list[Path]:
@@ -216,3 +222,115 @@ def test_a_refusal_record_holds_no_secret(cli, work: Path, home: Path) -> None:
     assert record["event"] == "run.refused"
     assert secret not in json.dumps(record)
     assert "outside the read root" in record["reason"]
+
+
+# -- a damaged or unusable log ------------------------------------------------------------
+
+
+def test_lines_that_hold_no_record_are_skipped_and_counted(cli, home: Path) -> None:
+    log = home / "audit" / "audit.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(
+        b'{"event": 5}\n'  # the reviewer's line: a field of another type
+        b'{"event": "run.start", "time": {"t": 1}, "run_id": "r1"}\n'
+        b'{"event": "run.start", "time": "t", "run_id": ["r1"]}\n'
+        b"not json\n"
+        b'{"event": "run.start", "time": "t\xff"}\n'
+        b"[1, 2]\n"
+        b'{"event": "run.start", "time": "t0", "run_id": "r1", "step": null, "status": 5,'
+        b' "target": ["x"], "exit_code": {"a": 1}, "reason": [1], "pid": 99999999999999999999,'
+        b' "host": "' + socket.gethostname().encode() + b'"}\n'
+    )
+    note = f"note: skipped 6 lines of {log} that hold no audit record (line 1: its 'event'"
+    for args in (["audit", "tail"], ["audit", "show", "r1"]):
+        result = cli(*args)
+        assert result.code == 0, result.stderr
+        assert note in result.stderr
+        assert result.stdout.startswith('t0  r1  run.start  step null  ["x"]  5  exit {"a": 1}')
+        assert "run r1: abandoned" in result.stdout
+        doc = cli("--output", "json", *args).json()
+        check_schema(doc, "audit")
+        assert [r["time"] for r in doc["records"]] == ["t0"]
+        assert doc["skipped_lines"] == [
+            {"file": str(log), "count": 6, "first_line": 1, "why": "its 'event' is not a string"}
+        ]
+    missing = cli("audit", "show", "r2")
+    assert missing.code == 2
+    assert note in missing.stderr  # the run's records may have been on those lines
+
+
+def test_a_whole_log_has_no_note(cli, home: Path) -> None:
+    assert cli("files", "list", ".").code == 0
+    result = cli("audit", "tail")
+    assert result.code == 0 and "run.end" in result.stdout
+    assert result.stderr == ""
+    assert cli("--output", "json", "audit", "tail").json()["skipped_lines"] == []
+
+
+UNUSABLE = {
+    "audit.jsonl is a folder": ("audit/audit.jsonl", "it is a folder, not a regular file"),
+    "a rotated file is a folder": ("audit/audit.jsonl.1", "it is a folder, not a regular file"),
+    "audit is a file": ("audit", "it is not a folder"),
+}
+
+
+@pytest.mark.parametrize("case", UNUSABLE)
+@pytest.mark.parametrize("command", [["audit", "tail"], ["audit", "show", "r1"]])
+def test_an_unusable_audit_log_is_named(cli, home: Path, case: str, command: list[str]) -> None:
+    name, why = UNUSABLE[case]
+    at = home / name
+    (home / "audit").mkdir(parents=True)
+    (home / "audit" / "audit.jsonl").write_text('{"event": "e", "time": "t"}\n')
+    if name == "audit":
+        shutil.rmtree(at)
+        at.write_text("x\n")
+    else:
+        at.unlink(missing_ok=True)
+        at.mkdir()
+    result = cli(*command)
+    assert result.code == 2, result.stderr
+    assert f"error: cannot read the audit log {at}: {why}\n" in result.stderr
+    assert f"hint: move it away (mv {at} {at}.broken)" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def runtime_here(env: dict[str, str], work: Path, *args: str, prefix: tuple[str, ...] = ()) -> Any:
+    """This checkout's runtime in a child process, under a time limit (a hang fails)."""
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "runtime", *args],
+        env={**env, "PYTHONPATH": str(REPO)},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+
+
+def test_a_named_pipe_for_a_log_is_refused_not_waited_on(
+    home: Path, env: dict[str, str], work: Path
+) -> None:
+    log = home / "audit" / "audit.jsonl"
+    log.parent.mkdir(parents=True)
+    os.mkfifo(log)
+    for command in (["audit", "tail"], ["audit", "show", "r1"]):
+        result = runtime_here(env, work, *command)
+        assert result.returncode == 2, result.stderr
+        why = "it is a named pipe, not a regular file"
+        assert f"error: cannot read the audit log {log}: {why}\n" in result.stderr
+
+
+def test_an_unreadable_audit_log_is_named(home: Path, env: dict[str, str], work: Path) -> None:
+    log = home / "audit" / "audit.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text('{"event": "e", "time": "t"}\n')
+    log.chmod(0)
+    prefix: tuple[str, ...] = ()
+    if os.geteuid() == 0:  # root reads any file: drop the capabilities that let it
+        require_tool("setpriv", "to read as root without its override")
+        caps = "-dac_override,-dac_read_search"
+        prefix = ("setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}")
+    for command in (["audit", "tail"], ["audit", "show", "r1"]):
+        result = runtime_here(env, work, *command, prefix=prefix)
+        assert result.returncode == 2, result.stderr
+        assert f"error: cannot read the audit log {log}: Permission denied\n" in result.stderr
+        assert f"hint: let yourself read it (chmod u+r {log})" in result.stderr

@@ -35,7 +35,7 @@ def test_a_torn_line_left_before_the_log_was_opened_does_not_swallow_a_record(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "audit.jsonl"
-    path.write_text('{"event": "whole"}\n{"event": "torn", "ste', encoding="utf-8")
+    path.write_text('{"event": "whole", "time": "t"}\n{"event": "torn", "ste', encoding="utf-8")
     first, second = AuditLog(path, Redactor()), AuditLog(path, Redactor())
     first.record("first")
     second.record("second")  # two writers, each after the other's record
