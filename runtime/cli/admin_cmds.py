@@ -20,6 +20,10 @@ policy_app = typer.Typer(
     help="Show the effective policy and check capabilities against it.",
     no_args_is_help=True,
 )
+# the most records `audit tail -n` shows: more than the default rotation keeps (60 MiB of
+# records of a few hundred bytes), and a number a deque can hold
+MAX_LINES = 1_000_000
+
 audit_app = typer.Typer(
     rich_markup_mode=None, help="Read the audit log in Runtime Home.", no_args_is_help=True
 )
@@ -129,7 +133,9 @@ def policy_check_cmd(
 
 @audit_app.command("tail")
 def audit_tail_cmd(
-    n: int = typer.Option(20, "-n", "--lines", help="How many records to show."),
+    n: int = typer.Option(
+        20, "-n", "--lines", min=1, max=MAX_LINES, help="How many records to show."
+    ),
 ) -> None:
     """Show the last N audit records (across the rotated files, oldest first)."""
     from collections import deque
@@ -138,7 +144,7 @@ def audit_tail_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    last: deque[dict[str, Any]] = deque(maxlen=max(0, n))
+    last: deque[dict[str, Any]] = deque(maxlen=n)
     skipped: list[Skipped] = []
 
     def every() -> Iterator[dict[str, Any]]:

@@ -224,6 +224,22 @@ def test_a_refusal_record_holds_no_secret(cli, work: Path, home: Path) -> None:
     assert "outside the read root" in record["reason"]
 
 
+# -- reading it ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", ["0", "-1", "1000001", "99999999999999999999"])
+def test_tail_takes_a_count_in_its_range(cli, home: Path, n: str) -> None:
+    assert cli("files", "list", ".").code == 0  # records to show: "no records" would be false
+    for args in (["-n", n], [f"--lines={n}"]):
+        result = cli("audit", "tail", *args)
+        assert result.code == 2, result.stdout + result.stderr
+        assert f"{n} is not in the range 1<=x<=1000000" in result.stderr
+        assert "hint: run `runtime audit tail --help`" in result.stderr
+        assert result.stdout == ""
+    assert "run.end" in cli("audit", "tail", "-n", "1").stdout
+    assert cli("audit", "tail", "-n", "1000000").code == 0
+
+
 # -- a damaged or unusable log ------------------------------------------------------------
 
 
