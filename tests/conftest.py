@@ -136,6 +136,34 @@ def cli_proc(work: Path, env: dict[str, str]) -> Callable[..., Result]:
     return run
 
 
+def run_checkout(
+    env: dict[str, str], cwd: Path, *args: str, prefix: tuple[str, ...] = (), timeout: float = 20
+) -> Result:
+    """This checkout's runtime (``python -m runtime``, the repository first on the path) in
+    a child process started through ``prefix`` (a command such as setpriv), under a time
+    limit: a hang fails the test."""
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "runtime", *args],
+        env={**env, "PYTHONPATH": str(REPO)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def without_read_override() -> tuple[str, ...]:
+    """A prefix for :func:`run_checkout` under which a file's mode binds this user: root
+    reads any file, so as root its capabilities to do so are dropped (setpriv)."""
+    if os.geteuid() != 0:
+        return ()
+    require_tool("setpriv", "to read files as root without its override")
+    caps = "-dac_override,-dac_read_search"
+    return ("setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}")
+
+
 # Folders a Python program needs to start: fake binaries in tests are Python scripts, and a
 # binary step runs confined (it reads only the policy's roots and system_paths).
 PYTHON_PATHS = tuple(

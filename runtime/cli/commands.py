@@ -531,11 +531,28 @@ def spec_cmd(
             )
     path = specs / (f"{provider}.md" if provider else reference)
     if not path.is_file():
-        from runtime.home.layout import refresh
-
-        refresh(ws.home, verify=True)  # a runtime-owned file went missing: repair Home
-    text = path.read_text(encoding="utf-8")
+        ensure_home(ws, verify=True)  # a runtime-owned file went missing: repair Home
+    text = _home_spec(path)
     if json_mode():
         emit_json({"ok": True, "path": str(path), "text": text})
     else:
         sys.stdout.write(text)
+
+
+def _home_spec(path: Path) -> str:
+    """The text of Home's copy of a spec; a copy that cannot be read (not UTF-8, no
+    permission, not a file) is refused, naming it: `runtime bootstrap` restores it."""
+    from runtime.errors import UsageError
+    from runtime.reading import read_file
+
+    hint = "run `runtime bootstrap`: it restores the specs in Runtime Home"
+    try:
+        raw = read_file(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}", hint=hint) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UsageError(f"{path}:{line}:{column}: not UTF-8 text", hint=hint) from None

@@ -51,15 +51,32 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
 
     Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
     """
+    import errno
+    from pathlib import Path
+
     from runtime.errors import UsageError
     from runtime.home.layout import refresh
 
+    root = ws.home.root
     try:
         return refresh(ws.home, verify=verify)
     except OSError as exc:
+        why = exc.strerror or str(exc)
+        at = Path(exc.filename) if exc.filename else root
+        if at == root or root not in at.parents:
+            raise UsageError(
+                f"cannot prepare Runtime Home at {root}: {why}",
+                hint="set RUNTIME_HOME to a writable folder",
+            ) from None
+        if exc.errno == errno.EISDIR and at.is_dir():
+            raise UsageError(
+                f"cannot prepare Runtime Home at {root}: {at} is a folder, not a file",
+                hint=f"runtime writes a file there: move the folder away (mv {at} {at}.moved), "
+                "then run `runtime bootstrap`",
+            ) from None
         raise UsageError(
-            f"cannot prepare Runtime Home at {ws.home.root}: {exc.strerror or exc}",
-            hint="set RUNTIME_HOME to a writable folder",
+            f"cannot prepare Runtime Home at {root}: {at}: {why}",
+            hint="make it writable, or set RUNTIME_HOME to a writable folder",
         ) from None
 
 

@@ -94,8 +94,13 @@ class RefreshReport:
     swept: list[str] = field(default_factory=list)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _holds(path: Path, digest: str) -> bool:
+    """Whether ``path`` is a file whose sha256 is ``digest``; a file that cannot be read
+    does not (it is written again)."""
+    try:
+        return path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    except OSError:
+        return False
 
 
 def _shipped_files() -> dict[str, Path]:
@@ -143,7 +148,14 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        # the file that could not be replaced is what is at fault (a folder in its place),
+        # not the temporary the rename started from
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -270,9 +282,14 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
             digest = hashlib.sha256(data).hexdigest()
             manifest[rel] = digest
             target = home.root / rel
-            if target.is_file() and _sha256(target) == digest:
+            if _holds(target, digest):
                 report.unchanged += 1
                 continue
+            if target.is_dir() and not target.is_symlink():
+                # an empty folder in the place of a runtime file holds nothing of anyone's;
+                # one with something in it is left, and the write below says so
+                with contextlib.suppress(OSError):
+                    target.rmdir()
             atomic_write(target, data)
             report.written.append(rel)
         for rel in sorted(set(old_manifest) - set(manifest)):

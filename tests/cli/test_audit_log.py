@@ -9,14 +9,18 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, capability, check_schema, require_tool, write
+from tests.conftest import (
+    capability,
+    check_schema,
+    run_checkout,
+    without_read_override,
+    write,
+)
 
 
 def audit_files(home: Path) -> list[Path]:
@@ -310,18 +314,6 @@ def test_an_unusable_audit_log_is_named(cli, home: Path, case: str, command: lis
     assert "internal error" not in result.stderr
 
 
-def runtime_here(env: dict[str, str], work: Path, *args: str, prefix: tuple[str, ...] = ()) -> Any:
-    """This checkout's runtime in a child process, under a time limit (a hang fails)."""
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "runtime", *args],
-        env={**env, "PYTHONPATH": str(REPO)},
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=20,
-    )
-
-
 def test_a_named_pipe_for_a_log_is_refused_not_waited_on(
     home: Path, env: dict[str, str], work: Path
 ) -> None:
@@ -329,8 +321,8 @@ def test_a_named_pipe_for_a_log_is_refused_not_waited_on(
     log.parent.mkdir(parents=True)
     os.mkfifo(log)
     for command in (["audit", "tail"], ["audit", "show", "r1"]):
-        result = runtime_here(env, work, *command)
-        assert result.returncode == 2, result.stderr
+        result = run_checkout(env, work, *command)
+        assert result.code == 2, result.stderr
         why = "it is a named pipe, not a regular file"
         assert f"error: cannot read the audit log {log}: {why}\n" in result.stderr
 
@@ -340,13 +332,8 @@ def test_an_unreadable_audit_log_is_named(home: Path, env: dict[str, str], work:
     log.parent.mkdir(parents=True)
     log.write_text('{"event": "e", "time": "t"}\n')
     log.chmod(0)
-    prefix: tuple[str, ...] = ()
-    if os.geteuid() == 0:  # root reads any file: drop the capabilities that let it
-        require_tool("setpriv", "to read as root without its override")
-        caps = "-dac_override,-dac_read_search"
-        prefix = ("setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}")
     for command in (["audit", "tail"], ["audit", "show", "r1"]):
-        result = runtime_here(env, work, *command, prefix=prefix)
-        assert result.returncode == 2, result.stderr
+        result = run_checkout(env, work, *command, prefix=without_read_override())
+        assert result.code == 2, result.stderr
         assert f"error: cannot read the audit log {log}: Permission denied\n" in result.stderr
         assert f"hint: let yourself read it (chmod u+r {log})" in result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runtime import __version__
-from tests.conftest import REPO, write
+from tests.conftest import REPO, run_checkout, without_read_override, write
 
 
 def test_bootstrap_copies_specs_writes_version_and_manifest(cli, home: Path) -> None:
@@ -85,3 +85,64 @@ def test_unwritable_home_is_a_clear_error(cli, tmp_path: Path, command: list[str
     assert "cannot prepare Runtime Home" in result.stderr
     assert "internal error" not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- a damaged copy of a spec -------------------------------------------------------------
+
+SHIPPED_SPEC = REPO / "specs" / "capability-spec.md"
+
+
+def test_a_spec_copy_that_is_not_utf8_is_named_and_bootstrap_repairs_it(cli, home: Path) -> None:
+    assert cli("bootstrap").code == 0
+    spec = home / "specs" / "capability-spec.md"
+    spec.write_bytes(b"# ok\n\xff\n")
+    result = cli("capability", "spec")
+    assert result.code == 2, result.stderr
+    assert f"error: {spec}:2:1: not UTF-8 text\n" in result.stderr
+    assert "hint: run `runtime bootstrap`" in result.stderr
+    assert cli("bootstrap").code == 0
+    assert cli("capability", "spec").stdout == SHIPPED_SPEC.read_text(encoding="utf-8")
+
+
+def test_an_unreadable_spec_copy_is_named_and_bootstrap_repairs_it(
+    cli, home: Path, env: dict[str, str], work: Path
+) -> None:
+    assert cli("bootstrap").code == 0
+    spec = home / "specs" / "capability-spec.md"
+    spec.chmod(0)
+    as_user = without_read_override()
+    result = run_checkout(env, work, "capability", "spec", prefix=as_user)
+    assert result.code == 2, result.stderr
+    assert f"error: cannot read {spec}: Permission denied\n" in result.stderr
+    assert "hint: run `runtime bootstrap`" in result.stderr
+    repaired = run_checkout(env, work, "bootstrap", prefix=as_user)
+    assert repaired.code == 0, repaired.stderr
+    assert "wrote  specs/capability-spec.md" in repaired.stdout
+    shown = run_checkout(env, work, "capability", "spec", prefix=as_user)
+    assert shown.stdout == SHIPPED_SPEC.read_text(encoding="utf-8")
+
+
+def test_a_folder_in_place_of_a_spec_is_repaired_when_empty_else_named(cli, home: Path) -> None:
+    assert cli("bootstrap").code == 0
+    spec = home / "specs" / "capability-spec.md"
+    spec.unlink()
+    spec.mkdir()
+    assert cli("bootstrap").code == 0  # an empty folder holds nothing: replaced
+    assert spec.read_bytes() == SHIPPED_SPEC.read_bytes()
+    spec.unlink()
+    write(spec / "notes.txt", "someone's\n")
+    for command in (["bootstrap"], ["capability", "spec"]):
+        result = cli(*command)
+        assert result.code == 2, result.stderr
+        assert (
+            f"error: cannot prepare Runtime Home at {home}: {spec} is a folder, not a file\n"
+            in (result.stderr)
+        )
+        assert f"hint: runtime writes a file there: move the folder away (mv {spec} " in (
+            result.stderr
+        )
+        assert (spec / "notes.txt").read_text() == "someone's\n"
+    assert not list((home / "specs").glob(".capability-spec.md.*.tmp"))
+    spec.rename(home / "moved")
+    assert cli("bootstrap").code == 0
+    assert cli("capability", "spec").stdout == SHIPPED_SPEC.read_text(encoding="utf-8")
