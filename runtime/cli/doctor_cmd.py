@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from runtime.cli.render import emit_json, out, paint, plural
-from runtime.cli.session import json_mode, workspace
+from runtime.cli.session import home_in_the_way, json_mode, workspace
 from runtime.text import printable
 
 doctor_app = typer.Typer(rich_markup_mode=None)
@@ -25,6 +25,10 @@ def _home(ws: Any) -> list[dict[str, Any]]:
     from runtime.home.layout import MANIFEST, VERSION_FILE
 
     root = ws.home.root
+    blocked = home_in_the_way(ws)
+    if blocked is not None:  # bootstrap could not help: it fails the same way
+        problem, fix = blocked
+        return [_check("home", "error", problem, fix)]
     fix = "run `runtime bootstrap`"
     try:
         version = (root / VERSION_FILE).read_text(encoding="utf-8").strip()
@@ -37,12 +41,7 @@ def _home(ws: Any) -> list[dict[str, Any]]:
                 "home", "error", f"{root} is for version {version}, runtime is {__version__}", fix
             )
         ]
-    bad = [
-        rel
-        for rel, digest in files.items()
-        if not (root / rel).is_file()
-        or hashlib.sha256((root / rel).read_bytes()).hexdigest() != digest
-    ]
+    bad = [rel for rel, digest in files.items() if not _holds(root / rel, digest)]
     if bad:
         return [
             _check(
@@ -53,6 +52,14 @@ def _home(ws: Any) -> list[dict[str, Any]]:
             )
         ]
     return [_check("home", "ok", f"{root} (version {version}, {len(files)} files verified)")]
+
+
+def _holds(path: Any, digest: str) -> bool:
+    """Whether ``path`` is a file with this sha256; one that cannot be read does not."""
+    try:
+        return bool(path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == digest)
+    except OSError:
+        return False
 
 
 def _policy_and_config(ws: Any) -> list[dict[str, Any]]:

@@ -61,6 +61,10 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
     try:
         return refresh(ws.home, verify=verify)
     except OSError as exc:
+        blocked = home_in_the_way(ws)
+        if blocked is not None:
+            problem, fix = blocked
+            raise UsageError(f"cannot prepare Runtime Home: {problem}", hint=fix) from None
         why = exc.strerror or str(exc)
         at = Path(exc.filename) if exc.filename else root
         if at == root or root not in at.parents:
@@ -78,6 +82,31 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
             f"cannot prepare Runtime Home at {root}: {at}: {why}",
             hint="make it writable, or set RUNTIME_HOME to a writable folder",
         ) from None
+
+
+def home_in_the_way(ws: Any) -> tuple[str, str] | None:
+    """What is wrong and what to do when Home cannot be a folder because a file is where it
+    (or a folder above it) would be; None when nothing is in the way."""
+    from runtime.home.layout import in_the_way
+
+    root = ws.home.root
+    found = in_the_way(root)
+    if found is None:
+        return None
+    at, what = found
+    variable = bool(ws.environ.get("RUNTIME_HOME"))
+    if at != root:
+        problem = f"{root} cannot be created: {at} is {what}, not a folder"
+    elif variable:
+        problem = f"RUNTIME_HOME points at {what}, not a folder: {root}"
+    else:
+        problem = f"{root} is {what}, not a folder"
+    away = f"move {at} away (mv {at} {at}.moved)"
+    if variable:
+        fix = f"set RUNTIME_HOME to a folder (a missing one is created), or {away}"
+    else:
+        fix = f"{away}, or set RUNTIME_HOME to a folder"
+    return problem, fix
 
 
 def guard_standard_streams() -> None:

@@ -82,6 +82,27 @@ class Home:
         return self.root / "specs"
 
 
+def in_the_way(root: Path) -> tuple[Path, str] | None:
+    """What stops Home at ``root`` from being a folder: ``root``, or the nearest of its
+    parents that exists, when that is not a folder, and what it is ("a file", "a named
+    pipe"); None when nothing does (or it cannot be told)."""
+    import stat
+
+    from runtime.reading import kind
+
+    for path in (root, *root.parents):
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):  # missing, or below a file
+            continue
+        except OSError:
+            return None
+        if stat.S_ISDIR(mode):
+            return None
+        return path, kind(mode) or "a file"
+    return None
+
+
 @dataclass
 class RefreshReport:
     home: Path

@@ -146,3 +146,44 @@ def test_a_folder_in_place_of_a_spec_is_repaired_when_empty_else_named(cli, home
     spec.rename(home / "moved")
     assert cli("bootstrap").code == 0
     assert cli("capability", "spec").stdout == SHIPPED_SPEC.read_text(encoding="utf-8")
+
+
+# -- a file where Home would be -----------------------------------------------------------
+
+
+def test_a_home_that_is_a_file_is_said_so_by_doctor_and_bootstrap(cli, tmp_path: Path) -> None:
+    blocker = tmp_path / "hf"
+    blocker.write_text("x\n")
+    fix = f"set RUNTIME_HOME to a folder (a missing one is created), or move {blocker} away"
+    for root, problem in (
+        (blocker, f"RUNTIME_HOME points at a file, not a folder: {blocker}"),
+        (
+            blocker / "sub",
+            f"{blocker / 'sub'} cannot be created: {blocker} is a file, not a folder",
+        ),
+    ):
+        env = {"RUNTIME_HOME": str(root)}
+        doctor = cli("--output", "json", "doctor", extra_env=env)
+        assert doctor.code == 5, doctor.stderr
+        (home,) = [c for c in doctor.json()["checks"] if c["check"] == "home"]
+        assert home["detail"] == problem
+        assert home["fix"].startswith(fix)  # not `runtime bootstrap`: it fails the same way
+        bootstrap = cli("bootstrap", extra_env=env)
+        assert bootstrap.code == 2, bootstrap.stderr
+        assert f"error: cannot prepare Runtime Home: {problem}\n" in bootstrap.stderr
+        assert f"hint: {fix}" in bootstrap.stderr
+    assert blocker.read_text() == "x\n"
+
+
+def test_doctor_reports_an_unreadable_spec_copy(
+    cli, home: Path, env: dict[str, str], work: Path
+) -> None:
+    assert cli("bootstrap").code == 0
+    (home / "specs" / "files.md").chmod(0)
+    as_user = without_read_override()
+    result = run_checkout(env, work, "doctor", prefix=as_user)
+    assert result.code == 5, result.stderr
+    assert "home: 1 runtime-owned file(s) differ: specs/files.md" in result.stdout
+    assert "fix: run `runtime bootstrap`" in result.stdout
+    assert run_checkout(env, work, "bootstrap", prefix=as_user).code == 0
+    assert "OK      home:" in run_checkout(env, work, "doctor", prefix=as_user).stdout
