@@ -442,9 +442,17 @@ def check_token(environ: Any, run: RunContext, host: str, token: str) -> dict[st
         r = http.request("GET", "/user")
     finally:
         http.close()
+    login = r.data.get("login") if isinstance(r.data, dict) else None
+    if not isinstance(login, str) or not login:
+        # a sign-in page, a proxy's or a captive portal's answer: it says nothing of the
+        # token, so the token is neither valid nor refused
+        raise StepError(
+            f"{endpoints.host} answered GET /user with no user in it (not GitHub's API?)",
+            hint=f"check that {endpoints.api} is GitHub's REST API, with no sign-in page or "
+            "proxy in the way",
+        )
     raw = r.headers.get("x-oauth-scopes")
     scopes = [s.strip() for s in raw.split(",") if s.strip()] if raw is not None else None
-    login = r.data.get("login") if isinstance(r.data, dict) else None
     return {"login": login, "scopes": scopes}
 
 

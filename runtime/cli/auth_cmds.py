@@ -93,7 +93,10 @@ def _check_token(services: Any, credential: str, host: str, token: str) -> dict[
     provider = services.workspace.registry.credential_owner(credential)
     services.redactor.add(token)
     try:
-        return provider.check_token(services, host, token, 30.0)  # type: ignore[no-any-return]
+        # what the host says is untrusted: a proxy or a server that echoes the request's
+        # Authorization header in the login must not print the token
+        answer = provider.check_token(services, host, token, 30.0)
+        return services.redactor.data(answer)  # type: ignore[no-any-return]
     except NotImplementedError:
         return {"login": None, "scopes": None}
     except StepError as exc:

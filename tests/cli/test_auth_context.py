@@ -356,6 +356,33 @@ def test_status_live_reports_a_revoked_token(
     assert doc["hosts"][0]["valid"] is False
 
 
+def test_status_live_shows_what_the_host_says_redacted_and_needs_a_user(
+    run: Callable[..., Result], gh: GitHubDouble, store: dict[tuple[str, str], str]
+) -> None:
+    store[service(gh.host)] = TOKEN
+    # a proxy that echoes the request's Authorization header in the answer (`run` fails
+    # the test if the token is printed)
+    gh.inject("/user$", 200, count=None, body={"login": f"me Bearer {TOKEN}"})
+    echoed = run("auth", "status", "github", "--host", gh.host, "--live")
+    assert echoed.code == 0, echoed.stdout + echoed.stderr
+    assert "logged in as me Bearer [REDACTED]" in echoed.stdout
+    doc = run("-o", "json", "auth", "status", "github", "--host", gh.host, "--live").json()
+    assert doc["hosts"][0]["login"] == "me Bearer [REDACTED]"
+    # a sign-in page answering 200 says nothing of the token: not checked, never valid
+    gh.clear_faults()
+    page = {"Content-Type": "text/html"}
+    gh.inject("/user$", 200, count=None, body="<html>Sign in</html>", headers=page)
+    html = run("-o", "json", "auth", "status", "github", "--host", gh.host, "--live")
+    assert html.code == 1, html.stdout + html.stderr
+    (row,) = html.json()["hosts"]
+    assert "valid" not in row
+    assert "answered GET /user with no user in it" in row["error"]
+    login = run("auth", "login", "github", "--host", gh.host, stdin=WRONG)
+    assert login.code == 1
+    assert "answered GET /user with no user in it" in login.stderr
+    assert store[service(gh.host)] == TOKEN  # nothing stored
+
+
 # ----------------------------------------------------------------------------- auth logout
 
 
