@@ -3,7 +3,8 @@
 github.com by default; a GitHub Enterprise Server host name from the active
 context (``https://HOST/api/v3`` and ``https://HOST/api/graphql``). The
 variables GitHub Actions sets, ``GITHUB_API_URL`` and ``GITHUB_GRAPHQL_URL``,
-override the URLs when present. Plain ``http://`` is accepted only for
+override the URLs when present, each only for the host it serves (the GraphQL
+URL only on the REST API's host). Plain ``http://`` is accepted only for
 loopback addresses.
 """
 
@@ -147,12 +148,14 @@ def resolve(
         api, graphql = f"https://{host}/api/v3", f"https://{host}/api/graphql"
     if api_env:
         api = _check_url(api_env, "GITHUB_API_URL")
-        if not graphql_env:
-            graphql = (
-                api[: -len("/api/v3")] + "/api/graphql"
-                if api.endswith("/api/v3")
-                else api + "/graphql"
-            )
+        graphql = (
+            api[: -len("/api/v3")] + "/api/graphql" if api.endswith("/api/v3") else api + "/graphql"
+        )
     if graphql_env:
-        graphql = _check_url(graphql_env, "GITHUB_GRAPHQL_URL")
+        named = _check_url(graphql_env, "GITHUB_GRAPHQL_URL")
+        if urlsplit(named).netloc.lower() == urlsplit(api).netloc.lower():
+            graphql = named
+        else:
+            # another host than the REST API's: never send this host's token there
+            source += "; GITHUB_GRAPHQL_URL ignored (another host)"
     return Endpoints(host, api, graphql, source)

@@ -30,6 +30,36 @@ def test_context_host_token_never_goes_to_github_api_url_of_another_host(cli, wo
         assert "GITHUB_API_URL ignored (another host)" in " ".join(plan["steps"][0]["notes"])
 
 
+def test_the_token_never_goes_to_a_graphql_url_of_another_host(cli, work: Path) -> None:
+    with GitHubDouble(token=TOKEN) as home, GitHubDouble(token=TOKEN) as other:
+        home.add_org("acme")
+        home.add_repo("acme", "app")
+        env = {
+            "GITHUB_API_URL": home.api_url,
+            "GITHUB_GRAPHQL_URL": other.graphql_url,  # another port: another host
+            "RUNTIME_GITHUB_TOKEN": TOKEN,
+        }
+        summary = cli("--output", "json", "github", "repo", "summary", "acme/app", extra_env=env)
+        assert summary.code == 0, summary.stdout + summary.stderr
+        assert other.requests == []
+        assert [r.path for r in home.requests] == ["/graphql"]
+        write(
+            work / "summary.md",
+            capability(
+                "version: v1\nworkflow:\n  - provider: github\n    args: [repo, summary, a/b]\n"
+            ),
+        )
+        plan = cli("--output", "json", "capability", "plan", "summary.md", extra_env=env).json()
+        notes = " ".join(plan["steps"][0]["notes"])
+        assert "GITHUB_GRAPHQL_URL ignored (another host)" in notes
+        # a context's host: neither variable's host gets its token
+        cli("context", "set", "corp", "github_host=ghe.invalid")
+        env["RUNTIME_GITHUB_TIMEOUT"] = "2"
+        refused = cli("github", "repo", "summary", "acme/app", extra_env=env)
+        assert refused.code == 1
+        assert other.requests == [] and [r.path for r in home.requests] == ["/graphql"]
+
+
 def _one_step(work: Path) -> list[str]:
     write(
         work / "one.md",
