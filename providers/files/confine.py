@@ -47,6 +47,8 @@ class Confined:
     name: str  # the final component; "" when the target is the root itself
     access: str  # "read" or "write"
     roots: tuple[Path, ...]  # every root of that access (for messages)
+    # the path as given ends in a symbolic link (its target is ``resolved``)
+    link: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -222,7 +224,8 @@ def confine(
     below = resolved[len(os.fspath(root)) :].strip(os.sep)
     relative = below.split(os.sep) if below else []
     parts, name = (relative[:-1], relative[-1]) if relative else ([], "")
-    return Confined(path, Path(resolved), root, tuple(parts), name, access, real_roots)
+    linked = os.path.islink(absolute)
+    return Confined(path, Path(resolved), root, tuple(parts), name, access, real_roots, linked)
 
 
 def _containing_root(resolved: str, roots: Sequence[Path]) -> Path | None:

@@ -720,6 +720,15 @@ def _exists_outcome(given: str) -> StepOutcome:
 
 def delete_file(confined: Confined, call: BoundCall) -> StepOutcome:
     name = _regular_name(confined)
+    if confined.link:
+        # the file it names is the link's target: deleting that would leave the link and
+        # lose the file the author may not have meant
+        raise StepError(
+            f"{confined.given!r} is a symbolic link (to {confined.resolved}); `files delete` "
+            "removes files, not links, and leaves both as they are",
+            hint=f"name the file itself ({confined.resolved}) to delete it; remove the link "
+            "outside the capability",
+        )
     try:
         with _parent(confined, lock=True) as fd:
             st = _lstat(fd, name)

@@ -351,6 +351,24 @@ def test_a_policy_allows_a_destructive_operation_deliberately(cli, work: Path) -
     )
 
 
+def test_delete_of_a_symbolic_link_leaves_the_link_and_its_file(cli, work: Path) -> None:
+    write(work / "data.txt", "precious\n")
+    (work / "link.txt").symlink_to("data.txt")
+    policy = write(work / "policy.yaml", "allowed_destructive: [files delete]\n")
+    env = {"RUNTIME_POLICY_FILE": str(policy)}
+    result = cli("files", "delete", "link.txt", extra_env=env)
+    assert result.code == 1, result.stdout + result.stderr
+    assert (
+        f"error: 'link.txt' is a symbolic link (to {work / 'data.txt'}); `files delete` "
+        "removes files, not links, and leaves both as they are" in result.stderr
+    )
+    assert (work / "data.txt").read_text() == "precious\n"
+    assert (work / "link.txt").is_symlink()
+    # the file itself, named, is deleted
+    assert cli("files", "delete", "data.txt", extra_env=env).code == 0
+    assert not (work / "data.txt").exists()
+
+
 def test_paths_outside_the_roots_are_refused(cli, work: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
