@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from providers.github.endpoints import Endpoints
+from providers.github.payload import loads
 from runtime import __version__
 from runtime.provider import DEBUG, WARNING, StepError, get_logger, split_url
 
@@ -123,7 +124,7 @@ class Reply:
         return str(self._response.url)
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return loads(self.content)
 
     @property
     def text(self) -> str:
@@ -450,7 +451,7 @@ class GitHubHTTP:
             return None
         try:
             return response.json()
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested past any record
             ctype = response.headers.get("content-type", "")
             if "json" not in ctype:
                 return response.text

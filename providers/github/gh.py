@@ -13,10 +13,10 @@ system allows it.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 
 from providers.github.endpoints import Endpoints, gh_environment
+from providers.github.payload import loads
 from runtime.provider import BoundCall, Operation, StepEnvironment, StepError, StepOutcome
 
 
@@ -40,8 +40,8 @@ def run_gh(
         result = env.run_program([path, *argv_tail], child, config_dir)
     data: object = {"stdout": result.stdout, "stderr": result.stderr}
     if "--json" in call.args and result.exit_code == 0 and not result.truncated:
-        with contextlib.suppress(ValueError):
-            data = json.loads(result.stdout)
+        with contextlib.suppress(ValueError, RecursionError):
+            data = loads(result.stdout)
     outcome = StepOutcome(
         ok=result.exit_code == 0 and not result.timed_out,
         output=result.stdout + (result.stderr if result.exit_code else ""),

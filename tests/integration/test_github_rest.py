@@ -330,8 +330,37 @@ def test_rate_limited_write_is_never_retried(cli, gh: GitHubDouble, genv) -> Non
             "timed out waiting for 127.0.0.1",
             1,
         ),
+        # what Python's json reads but no JSON document holds (--output json must stay JSON)
+        *(
+            (
+                lambda gh, body=body: gh.inject(
+                    "/repos/acme/payments-api$",
+                    200,
+                    body=body,
+                    headers={"Content-Type": "application/json"},
+                ),
+                "malformed JSON for GET /repos/acme/payments-api",
+                1,
+            )
+            for body in (
+                b'{"name": "x", "n": NaN}',
+                b'{"name": "x", "big": 1e400}',
+                b'{"a": ' * 100_000,  # nested past Python's stack
+            )
+        ),
     ],
-    ids=["500", "502-retried", "dropped", "malformed", "truncated", "cut-json", "slow"],
+    ids=[
+        "500",
+        "502-retried",
+        "dropped",
+        "malformed",
+        "truncated",
+        "cut-json",
+        "slow",
+        "nan",
+        "infinite",
+        "too-deep",
+    ],
 )
 def test_faults_end_in_clear_failures(
     cli, gh: GitHubDouble, genv, inject: Any, expected: str, requests: int
