@@ -482,10 +482,10 @@ class GitHubHTTP:
         reset = response.headers.get("x-ratelimit-reset")
         retry_after = response.headers.get("retry-after")
         when = ""
-        if reset and reset.isdigit():
-            at = datetime.fromtimestamp(int(reset), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        at = _reset_time(reset)
+        if at is not None:
             when = f"; the limit resets at {at}"
-        elif retry_after:
+        elif retry_after and retry_after.isascii() and retry_after.isdigit():
             when = f"; retry after {retry_after} s"
         return StepError(
             f"{response.status_code} rate limited: {shown}{when} ({why})",
@@ -699,6 +699,17 @@ def build_body(pairs: list[tuple[str, str]]) -> dict[str, Any]:
                     raise StepError(f"'{key}' mixes an object and a value for '{part}'")
                 target = child
     return body
+
+
+def _reset_time(reset: str | None) -> str | None:
+    """X-RateLimit-Reset (epoch seconds) as a UTC time; None for what is not one (a
+    server's header is untrusted: '²' is a digit to isdigit, 10**17 no date)."""
+    if not reset or not (reset.isascii() and reset.isdigit()):
+        return None
+    try:
+        return datetime.fromtimestamp(int(reset), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def dumps(data: Any) -> str:

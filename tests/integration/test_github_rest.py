@@ -375,6 +375,31 @@ def test_faults_end_in_clear_failures(
     assert len(gh.requests) == requests
 
 
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        (
+            {"X-RateLimit-Reset": "99999999999999999"},
+            "403 rate limited: GET /repos/acme/payments-api (",
+        ),
+        ({"X-RateLimit-Reset": "\u00b2", "Retry-After": "1000"}, "; retry after 1000 s ("),
+        # no wait can be read from them: the answer is taken as the 403 it is
+        ({"X-RateLimit-Reset": "nan", "Retry-After": "\u00b2"}, "403 Forbidden: GET /repos"),
+    ],
+    ids=["no-date", "not-ascii", "neither"],
+)
+def test_rate_limit_headers_that_are_not_numbers_end_in_a_clear_failure(
+    cli, gh: GitHubDouble, genv, headers: dict[str, str], said: str
+) -> None:
+    # a server's headers are untrusted: none of these may become an internal error
+    limit = {"X-RateLimit-Remaining": "0", **headers}
+    gh.inject("/repos/acme/payments-api$", 403, count=None, headers=limit)
+    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    assert code == 1
+    error = doc["steps"][0]["error"]
+    assert said in error and "internal error" not in error, error
+
+
 def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_org("acme")
