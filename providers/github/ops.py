@@ -365,7 +365,19 @@ def gh_call(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
 
 
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    return operation.implementation(operation, call, env)  # type: ignore[no-any-return]
+    try:
+        return operation.implementation(operation, call, env)  # type: ignore[no-any-return]
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # the handlers read what the server answered: an answer of another shape than
+        # GitHub's (a list for an object, a null for a field, errors as an object) stops
+        # here, said as that, not as a bug of runtime's (RUNTIME_DEBUG=1: where it was)
+        if env.environ.get("RUNTIME_DEBUG") == "1":
+            raise
+        raise StepError(
+            f"the answer to {operation.name} is not shaped as GitHub's ({type(exc).__name__})",
+            hint="check that the API URL is GitHub's (a proxy or another server may answer "
+            "instead); if it is, this is a bug: rerun with RUNTIME_DEBUG=1 and report it",
+        ) from None
 
 
 def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspection:

@@ -400,6 +400,29 @@ def test_rate_limit_headers_that_are_not_numbers_end_in_a_clear_failure(
     assert said in error and "internal error" not in error, error
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "args"),
+    [
+        ("/orgs/acme/repos", ["a", "b"], ("repo", "list", "acme")),
+        ("/orgs/acme/repos", [None], ("repo", "list", "acme")),
+        ("/graphql", {"errors": {"message": "boom"}}, ("repo", "summary", "acme/payments-api")),
+        ("/graphql", {"data": {"repository": "a/b"}}, ("repo", "summary", "acme/payments-api")),
+    ],
+    ids=["strings", "nulls", "errors-object", "repository-string"],
+)
+def test_an_answer_of_another_shape_is_said_so_not_an_internal_error(
+    cli, gh: GitHubDouble, genv, route: str, body: Any, args: tuple[str, ...]
+) -> None:
+    answer = json.dumps(body).encode()
+    json_type = {"Content-Type": "application/json"}
+    gh.inject(route + "$", 200, count=None, body=answer, headers=json_type)
+    code, doc = run(cli, genv, *args)
+    assert code == 1
+    step = doc["steps"][0]
+    assert step["error"].startswith(f"the answer to {' '.join(args[:2])} is not shaped as GitHub's")
+    assert "check that the API URL is GitHub's" in step["hint"]
+
+
 def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_org("acme")
