@@ -362,13 +362,15 @@ def _sweep_stale(fd: int, name: str) -> list[str]:
     return removed
 
 
-def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> int:
+def _replace(fd: int, name: str, chunks: Iterable[bytes], replaced: os.stat_result | None) -> int:
     """Write ``chunks`` to a temporary file, flush it to disk, rename it over ``name``.
 
-    ``mode`` is the mode to give the file (:func:`_kept_mode` of the file it
-    replaces); ``None`` creates it with 0o666 less the umask (the kernel applies
-    it). Returns the bytes written.
+    ``replaced`` is the file it replaces: the new one keeps its read and write bits
+    (:func:`_kept_mode`), and its owner and group where this user may give them (root,
+    or a group it is in), as ``>`` would leave them; ``None`` creates it with 0o666 less
+    the umask (the kernel applies it). Returns the bytes written.
     """
+    mode = _kept_mode(replaced) if replaced is not None else None
     temp = _names().new(name)
     written = 0
     try:
@@ -386,8 +388,10 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
                     n = os.write(tfd, view)
                     view = view[n:]
                     written += n
+            if replaced is not None:
+                _keep_owner(tfd, replaced)
             if mode is not None:
-                os.fchmod(tfd, mode)
+                os.fchmod(tfd, mode)  # after the owner: a chown clears setuid-like bits
             os.fsync(tfd)
         finally:
             os.close(tfd)
@@ -401,6 +405,31 @@ def _replace(fd: int, name: str, chunks: Iterable[bytes], mode: int | None) -> i
     # fsynced: after a power loss the rename may be lost (the old content remains), which
     # costs one fsync per write less (measured in bench/, figure 5).
     return written
+
+
+def _keep_owner(tfd: int, st: os.stat_result) -> None:
+    """Give the new file the replaced one's owner and group, as far as this user may."""
+    mine = os.fstat(tfd)
+    if (mine.st_uid, mine.st_gid) == (st.st_uid, st.st_gid):
+        return
+    for uid, gid in ((st.st_uid, st.st_gid), (-1, st.st_gid)):
+        try:
+            os.fchown(tfd, uid, gid)
+            return
+        except PermissionError:  # not root: perhaps the group alone
+            continue
+
+
+def _writable(confined: Confined, fd: int, name: str) -> None:
+    """Refuse to replace a file this user could not write in place (mode 0444, another
+    user's file): the rename needs only the folder's permission, ``>`` needs the file's."""
+    # asked of the kernel as an open for writing would be (effective ids and capabilities),
+    # without opening it: a watcher would take an open for writing for a change
+    if not os.access(name, os.W_OK, dir_fd=fd, effective_ids=True, follow_symlinks=False):
+        raise StepError(
+            f"{confined.given!r} is not writable ({confined.resolved}); it was left as it is",
+            hint=f"make it writable first (chmod u+w {confined.given}) if it is meant to change",
+        )
 
 
 def _kept_mode(st: os.stat_result) -> int:
@@ -555,10 +584,11 @@ def write_file(confined: Confined, call: BoundCall) -> StepOutcome:
         with _parent(confined, lock=True) as fd:
             _sweep_stale(fd, name)
             st = _existing_file(confined, fd, name)
-            mode = _kept_mode(st) if st is not None else None
+            if st is not None:
+                _writable(confined, fd, name)
             # The rename replaces the directory entry: if the old file had other
             # hard links, they keep the old content; no other link is modified.
-            written = _replace(fd, name, [data], mode)
+            written = _replace(fd, name, [data], st)
     except ParentMissing as exc:
         raise _missing_parent(confined, exc) from None
     return StepOutcome(
@@ -579,17 +609,13 @@ def append_file(confined: Confined, call: BoundCall) -> StepOutcome:
                 total = _replace(fd, name, [addition], None)
                 created = True
             else:
+                _writable(confined, fd, name)
                 ffd, st = _open_regular(confined, fd, name, "appended to")
                 try:
                     # Copy the old content and the addition into a new file and
                     # rename it over the old one: a crash at any moment leaves
                     # either the old or the new content, never a mix.
-                    total = _replace(
-                        fd,
-                        name,
-                        itertools.chain(_chunks(ffd), [addition]),
-                        _kept_mode(st),
-                    )
+                    total = _replace(fd, name, itertools.chain(_chunks(ffd), [addition]), st)
                 finally:
                     os.close(ffd)
                 created = False

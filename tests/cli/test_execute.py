@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 
 from runtime.execute import sandbox
-from tests.conftest import EXAMPLES, RUNTIME_BIN, capability, check_schema, write
+from tests.conftest import (
+    EXAMPLES,
+    RUNTIME_BIN,
+    capability,
+    check_schema,
+    run_checkout,
+    without_read_override,
+    write,
+)
 
 
 def audit(home: Path) -> list[dict]:
@@ -367,6 +375,36 @@ def test_delete_of_a_symbolic_link_leaves_the_link_and_its_file(cli, work: Path)
     # the file itself, named, is deleted
     assert cli("files", "delete", "data.txt", extra_env=env).code == 0
     assert not (work / "data.txt").exists()
+
+
+def test_a_write_leaves_a_file_it_may_not_write_and_keeps_an_owner(
+    cli, env: dict[str, str], work: Path
+) -> None:
+    # as the shell's `>` and `>>` would: a read-only file is left as it is (root reads and
+    # writes anything, so as root its override is dropped for the run)
+    locked = write(work / "locked.txt", "old\n")
+    locked.chmod(0o444)
+    as_user = without_read_override()
+    for op in ("write", "append"):
+        refused = run_checkout(env, work, "files", op, "locked.txt", "new", prefix=as_user)
+        assert refused.code == 1, refused.stdout + refused.stderr
+        assert (
+            f"error: 'locked.txt' is not writable ({locked}); it was left as it is"
+            in refused.stderr
+        )
+        assert "hint: make it writable first (chmod u+w locked.txt)" in refused.stderr
+    assert locked.read_text() == "old\n"
+    assert [p.name for p in work.iterdir() if p.name.startswith(".locked")] == []
+    if os.geteuid() != 0:
+        return  # giving a file to another user takes root
+    shared = write(work / "shared.txt", "one\n")
+    os.chown(shared, 65534, 65534)  # nobody
+    shared.chmod(0o664)
+    assert cli("files", "append", "shared.txt", "two").code == 0
+    assert cli("files", "write", "shared.txt", "three").code == 0
+    kept = shared.stat()
+    assert (kept.st_uid, kept.st_gid, kept.st_mode & 0o777) == (65534, 65534, 0o664)
+    assert shared.read_text() == "three\n"
 
 
 def test_paths_outside_the_roots_are_refused(cli, work: Path, tmp_path: Path) -> None:
