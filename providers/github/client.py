@@ -629,14 +629,31 @@ def _without_secrets(url: str) -> str:
 
 
 def _join(base: str, reference: str, what: str) -> str:
-    """``reference`` (a Location or a Link target from the server) read against ``base``."""
+    """``reference`` (a Location or a Link target from the server) read against ``base``:
+    an https URL, or http on a loopback address, as the configured URLs must be (an answer
+    over plain http from anywhere else could be anyone's)."""
+    from providers.github.endpoints import is_loopback
+
     try:
-        return urljoin(base, reference)
+        target = urljoin(base, reference)
+        parts = urlsplit(target)
+        hostname = parts.hostname
     except ValueError as exc:
         raise StepError(
             f"{what} points to {_short(reference, 80)!r}, which is not a valid URL ({exc})",
             hint="the server sent a malformed link; retry later, or report it to the server's owner",
         ) from None
+    if parts.scheme not in ("https", "http") or not hostname:
+        raise StepError(
+            f"{what} points to {_short(reference, 80)!r}, which is not an http(s) URL",
+            hint="the server sent a link runtime does not follow; report it to its owner",
+        )
+    if parts.scheme == "http" and not is_loopback(hostname):
+        raise StepError(
+            f"{what} points to plain http:// on {hostname}; only loopback addresses may use http",
+            hint="the server (or something in the way) downgraded the link; use https",
+        )
+    return target
 
 
 def _error_detail(error: Any) -> str:

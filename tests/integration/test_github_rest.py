@@ -423,6 +423,38 @@ def test_an_answer_of_another_shape_is_said_so_not_an_internal_error(
     assert "check that the API URL is GitHub's" in step["hint"]
 
 
+@pytest.mark.parametrize(
+    ("inject", "args", "said"),
+    [
+        (
+            lambda gh: gh.inject_redirect("/repos/acme/payments-api$", "http://192.0.2.1/x"),
+            ("repo", "view", "acme/payments-api"),
+            "302 redirect of GET /repos/acme/payments-api points to plain http:// on 192.0.2.1",
+        ),
+        (
+            lambda gh: gh.inject_next_link("/orgs/acme/repos", location="http://192.0.2.1/p2"),
+            ("repo", "list", "acme"),
+            "the next page of GET /orgs/acme/repos points to plain http:// on 192.0.2.1",
+        ),
+        (
+            lambda gh: gh.inject_redirect("/repos/acme/payments-api$", "file:///etc/passwd"),
+            ("repo", "view", "acme/payments-api"),
+            "points to 'file:///etc/passwd', which is not an http(s) URL",
+        ),
+    ],
+    ids=["redirect", "next-page", "file-url"],
+)
+def test_a_link_to_plain_http_elsewhere_is_not_followed(
+    cli, gh: GitHubDouble, genv, inject: Any, args: tuple[str, ...], said: str
+) -> None:
+    # only loopback addresses may use http, as for the configured URLs: an answer over
+    # plain http from anywhere else could be anyone's
+    inject(gh)
+    code, doc = run(cli, genv, *args, extra={"RUNTIME_GITHUB_TIMEOUT": "1"})
+    assert code == 1
+    assert said in doc["steps"][0]["error"], doc["steps"][0]["error"]
+
+
 def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_org("acme")
