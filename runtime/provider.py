@@ -464,6 +464,18 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
                     )
                 )
                 continue
+            if operation.options is not None and any(k == key for k, _ in binding.options):
+                # a declared option means one value: which of two would win is not written
+                # anywhere (the request might take either)
+                problems.append(
+                    BindingProblem(
+                        index,
+                        f"option '{key}' is given twice for '{operation.name}'",
+                        f"give {key}= once",
+                        code="duplicate-option",
+                    )
+                )
+                continue
             binding.options.append((key, index))
             continue
         if pending:

@@ -194,6 +194,10 @@ GRAMMAR_ERRORS = [
         (9, 30, "unknown-option", "unknown option 'per_pag'"),
     ),
     (
+        "version: v1\nworkflow:\n  - provider: github\n    args: [repo, list, acme, limit=2, limit=4]\n",
+        (9, 39, "duplicate-option", "option 'limit' is given twice for 'repo list'"),
+    ),
+    (
         "version: v1\nworkflow:\n  - provider: github\n    args: [repo, view, a/b/c]\n",
         (9, 24, "bad-value", "'a/b/c' is not OWNER/REPO"),
     ),
