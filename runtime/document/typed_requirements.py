@@ -216,7 +216,9 @@ ENTRY = Map(
             wrong=_SINGLE,
         ),
         "target": By("type", {rtype: _target(rtype) for rtype in TYPES}),
-        "optional": Bool(bad=Msg("'optional' of {entry} must be true or false"), wrong=_SINGLE),
+        "optional": Bool(
+            ignore_case=True, bad=Msg("'optional' of {entry} must be true or false"), wrong=_SINGLE
+        ),
         "origin": Text(
             choices=("declared", "inferred"),
             bad=Msg("origin '{text}' must be declared or inferred"),

@@ -466,8 +466,9 @@ POLICY_SCHEMA = Map(
         "allowed_subcommands": Map(extra=_WORDS),
         "literal_options": Map(extra=_WORDS),
         "system_paths": _WORDS,
-        "git_hooks": Bool(),
-        "require_confinement": Bool(),
+        # as a capability's flags: True and TRUE are YAML's booleans too (a Go tool's files)
+        "git_hooks": Bool(ignore_case=True),
+        "require_confinement": Bool(ignore_case=True),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )

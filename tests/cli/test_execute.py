@@ -472,6 +472,21 @@ def test_policy_typo_is_a_positioned_error(cli, work: Path, tmp_path: Path) -> N
     )
 
 
+def test_a_policy_takes_yamls_booleans_in_any_case_as_a_capability_does(
+    cli, tmp_path: Path
+) -> None:
+    # YAML's True and TRUE, as a Go tool writes them
+    extra = user_policy(tmp_path, "version: v1\nrequire_confinement: True\ngit_hooks: FALSE\n")
+    shown = cli("--output", "json", "policy", "show", extra_env=extra)
+    assert shown.code == 0, shown.stderr
+    doc = shown.json()["policy"]
+    assert (doc["require_confinement"]["value"], doc["git_hooks"]["value"]) == (True, False)
+    wrong = user_policy(tmp_path, "version: v1\nrequire_confinement: yes\n")
+    refused = cli("policy", "show", extra_env=wrong)
+    assert refused.code == 2
+    assert "'require_confinement' must be true or false, not 'yes'" in refused.stderr
+
+
 def test_policy_check_and_show(cli, work: Path) -> None:
     write(
         work / "cap.md",
