@@ -270,7 +270,17 @@ def repo_create(operation: Operation, call: BoundCall, env: StepEnvironment) -> 
     body = build_body(pairs)
     path = route(operation, "POST", _values(operation, call, env.run))
     r = client(env).request("POST", path, body=body)
-    return _ok(r.data, f"created {r.data.get('full_name')} ({r.data.get('html_url')})", r.status)
+    name = r.data.get("full_name") if isinstance(r.data, dict) else None
+    if r.status != 201 or not isinstance(name, str) or not name:
+        # GitHub answers 201 with the repository: anything else (a redirect followed to
+        # another page, an empty object) does not say one was created
+        raise StepError(
+            f"POST {path} answered {r.status} without the repository it would have created; "
+            "it may or may not exist",
+            hint="look for it (`runtime github repo view OWNER/NAME`) before creating it again",
+            http_status=r.status,
+        )
+    return _ok(r.data, f"created {name} ({r.data.get('html_url')})", r.status)
 
 
 def file_put(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:

@@ -455,6 +455,23 @@ def test_a_link_to_plain_http_elsewhere_is_not_followed(
     assert said in doc["steps"][0]["error"], doc["steps"][0]["error"]
 
 
+def test_repo_create_succeeds_only_with_the_repository_it_created(
+    cli, gh: GitHubDouble, genv
+) -> None:
+    # an empty 201, or a 303 followed to another page, says nothing was created
+    gh.inject("/orgs/acme/repos$", 201, body={}, method="POST")
+    code, doc = run(cli, genv, "repo", "create", "name=x", "org=acme")
+    assert code == 1
+    assert doc["steps"][0]["error"].startswith(
+        "POST /orgs/acme/repos answered 201 without the repository it would have created"
+    )
+    gh.inject_redirect("/orgs/acme/repos$", gh.base_url + "/user", status=303)
+    code, doc = run(cli, genv, "repo", "create", "name=y", "org=acme")
+    assert code == 1 and "answered 200 without the repository" in doc["steps"][0]["error"]
+    code, doc = run(cli, genv, "repo", "create", "name=z", "org=acme")
+    assert code == 0 and doc["steps"][0]["output"].startswith("created acme/z ")
+
+
 def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_org("acme")
