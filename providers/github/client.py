@@ -254,8 +254,11 @@ class GitHubHTTP:
         params: Mapping[str, Any] | list[tuple[str, str]] | None = None,
         body: Any = None,
         ok_statuses: tuple[int, ...] = (),
+        read_only: bool = False,
     ) -> Response:
+        """``read_only``: a POST that changes nothing (a GraphQL query), retried as a GET is."""
         method = method.upper()
+        retried = method in IDEMPOTENT or read_only
         url = self.url_for(path)
         shown = f"{method} {_route(url)}"
         waited = 0.0
@@ -291,7 +294,7 @@ class GitHubHTTP:
                 )
             wait = self._rate_limit_wait(response)
             if wait is not None:
-                if method in IDEMPOTENT and waited + wait <= self.max_wait and rate_retries < 5:
+                if retried and waited + wait <= self.max_wait and rate_retries < 5:
                     if not self._can_wait(wait):
                         why = f"waiting would pass the step's time limit of {self.step_seconds:g} s"
                         raise self._rate_limit_error(response, shown, why)
@@ -300,15 +303,16 @@ class GitHubHTTP:
                     waited += wait
                     rate_retries += 1
                     continue
-                why = (
-                    f"waiting would exceed {self.max_wait:g} s"
-                    if method in IDEMPOTENT
-                    else "a write is never retried automatically"
-                )
+                if not retried:
+                    why = "a write is never retried automatically"
+                elif rate_retries >= 5:
+                    why = f"still limited after {rate_retries} retries"
+                else:
+                    why = f"waiting would exceed {self.max_wait:g} s"
                 raise self._rate_limit_error(response, shown, why)
             if (
                 status in (502, 503, 504)
-                and method in IDEMPOTENT
+                and retried
                 and server_retries < 2
                 and self._can_wait(0.5 * (server_retries + 1))
             ):
@@ -573,11 +577,15 @@ class GitHubHTTP:
                 )
         return items, status
 
-    def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> Response:
+    def graphql(
+        self, query: str, variables: Mapping[str, Any] | None = None, *, read_only: bool = False
+    ) -> Response:
+        """``read_only``: the document is a query (retried as a GET is), not a mutation."""
         response = self.request(
             "POST",
             self.endpoints.graphql,
             body={"query": query, "variables": dict(variables or {})},
+            read_only=read_only,
         )
         data = response.data
         if isinstance(data, dict) and data.get("errors"):

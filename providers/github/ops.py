@@ -341,7 +341,8 @@ def repo_summary(operation: Operation, call: BoundCall, env: StepEnvironment) ->
     if not owner or not name:
         raise StepError(f"'{call.positionals['OWNER/REPO']}' is not OWNER/REPO")
     assert operation.document is not None, "repo summary declares its document"
-    r = client(env).graphql(operation.document, {"owner": owner, "name": name})
+    variables = {"owner": owner, "name": name}
+    r = client(env).graphql(operation.document, variables, read_only=operation.effect == "read")
     repo = (r.data.get("data") or {}).get("repository")
     if repo is None:
         raise StepError(f"repository {owner}/{name} not found", http_status=r.status)
@@ -362,7 +363,8 @@ def repo_summary(operation: Operation, call: BoundCall, env: StepEnvironment) ->
 
 def graphql(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     variables = build_body(list(call.options))
-    r = client(env).graphql(call.positionals["QUERY"], variables)
+    read_only = operation.effect_of(call) == "read"  # a query, not a mutation
+    r = client(env).graphql(call.positionals["QUERY"], variables, read_only=read_only)
     data = r.data.get("data") if isinstance(r.data, dict) else r.data
     return _ok(data, dumps(data), r.status)
 

@@ -472,6 +472,29 @@ def test_repo_create_succeeds_only_with_the_repository_it_created(
     assert code == 0 and doc["steps"][0]["output"].startswith("created acme/z ")
 
 
+def test_a_graphql_query_is_retried_as_a_get_is_and_a_mutation_never(
+    cli, gh: GitHubDouble, genv
+) -> None:
+    gh.inject("/graphql$", 429, count=1, retry_after=1)
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "summary", "acme/payments-api")
+    assert code == 0, doc
+    assert [r.path for r in gh.requests] == ["/graphql", "/graphql"]
+    gh.inject("/graphql$", 502, count=1)
+    gh.reset_counters()
+    query = "query { viewer { login } }"
+    code, doc = run(cli, genv, "graphql", query)
+    assert code == 0, doc
+    assert len(gh.requests) == 2
+    gh.inject("/graphql$", 429, count=1, retry_after=1)
+    gh.reset_counters()
+    mutation = 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }'
+    code, doc = run(cli, genv, "graphql", mutation)
+    assert code == 1
+    assert "a write is never retried automatically" in doc["steps"][0]["error"]
+    assert len(gh.requests) == 1
+
+
 def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble, genv) -> None:
     with GitHubDouble(token=TOKEN) as other:
         other.add_org("acme")
