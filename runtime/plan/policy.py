@@ -617,11 +617,21 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
         ) from None
     _check_owner_and_mode(user_file, st, variable)
     try:
-        text = read_file(user_file).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        data = read_file(user_file)
+    except OSError as exc:
         raise InvalidPolicy(
-            f"cannot read policy file {user_file}: {reason}", hint=_fix_hint(user_file, variable)
+            f"cannot read policy file {user_file}: {exc.strerror or exc}",
+            hint=_fix_hint(user_file, variable),
+        ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InvalidPolicy(
+            f"{user_file}:{line}:{column}: the policy file is not UTF-8 text "
+            f"(byte 0x{data[exc.start]:02x})",
+            hint=f"{_fix_hint(user_file, variable)} (saved as UTF-8: iconv -f LATIN1 -t UTF-8)",
         ) from None
     _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
     return policy

@@ -472,6 +472,18 @@ def test_policy_typo_is_a_positioned_error(cli, work: Path, tmp_path: Path) -> N
     )
 
 
+def test_a_policy_that_is_not_utf8_is_named_at_its_byte(cli, tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_bytes("version: v1\n# café\n".encode("latin-1"))
+    result = cli("policy", "show", extra_env={"RUNTIME_POLICY_FILE": str(path)})
+    assert result.code == 2
+    assert result.stderr.splitlines() == [
+        f"error: {path}:2:6: the policy file is not UTF-8 text (byte 0xe9)",
+        f"  hint: fix {path}, or unset RUNTIME_POLICY_FILE (saved as UTF-8: iconv -f LATIN1 "
+        "-t UTF-8)",
+    ]
+
+
 def test_a_policy_takes_yamls_booleans_in_any_case_as_a_capability_does(
     cli, tmp_path: Path
 ) -> None:

@@ -94,7 +94,7 @@ def test_a_broken_home_policy_never_mentions_runtime_policy_file(
         result = cli(*args)
         assert result.code in (2, 5), result.stdout + result.stderr
         text = result.stdout + result.stderr
-        assert f"cannot read policy file {policy}" in text
+        assert f"{policy}:1:20: the policy file is not UTF-8 text (byte 0xff)" in text
         assert f"fix {policy}" in text
         assert "RUNTIME_POLICY_FILE" not in text
 

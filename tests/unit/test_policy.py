@@ -187,7 +187,7 @@ def test_a_policy_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_bytes(b"allowed_binaries: [caf\xe9]\n")
     os.chmod(path, 0o600)
-    with pytest.raises(InvalidPolicy, match="cannot read policy file"):
+    with pytest.raises(InvalidPolicy, match=r"policy.yaml:1:23: the policy file is not UTF-8"):
         load_policy(path)
 
 
