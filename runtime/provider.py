@@ -695,6 +695,10 @@ class ProtectedPaths(NamedTuple):
 
     home: str  # Runtime Home: the audit log, the policy, contexts, configuration
     policy_file: str | None  # the user's policy file, wherever it lies
+    # the same folders by identity (device, inode): a bind mount reaches them by another
+    # real path. Home's folder; the policy file's folder and the file's name
+    home_id: tuple[int, int] | None = None
+    policy_at: tuple[int, int, str] | None = None
 
 
 class Setting(NamedTuple):

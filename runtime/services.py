@@ -95,9 +95,15 @@ class RunServices:
 
     def protected_paths(self) -> ProtectedPaths:
         policy_file = self.workspace.policy_file
+        home = os.path.realpath(self.cwd / self.workspace.home.root)
+        policy = os.path.realpath(self.cwd / policy_file) if policy_file is not None else None
+        home_id = _identity(home)
+        folder = _identity(os.path.dirname(policy)) if policy is not None else None
         return ProtectedPaths(
-            os.path.realpath(self.cwd / self.workspace.home.root),
-            os.path.realpath(self.cwd / policy_file) if policy_file is not None else None,
+            home,
+            policy,
+            home_id,
+            (*folder, os.path.basename(policy)) if folder and policy else None,
         )
 
     def home_key(self, purpose: str) -> bytes | None:
@@ -208,3 +214,12 @@ def _start_hint(errno: int | None) -> str:
 
 # the name the stations and the CLI use
 Services = RunServices
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """A folder's (device, inode), or None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -343,7 +343,11 @@ def protected_refusal(
     given = confined.given
     resolved = os.fspath(confined.resolved)
     home = protected.home
-    if resolved == home or resolved.startswith(home.rstrip(os.sep) + os.sep):
+    if (
+        resolved == home
+        or resolved.startswith(home.rstrip(os.sep) + os.sep)
+        or _reaches(resolved, protected.home_id)
+    ):
         relation = "is" if resolved == home else "is inside"
         return PROTECTED_HOME, PolicyRefusal(
             f"refused: {given!r} {relation} Runtime Home ({home}), which capabilities never "
@@ -351,7 +355,9 @@ def protected_refusal(
             hint="write somewhere outside Runtime Home, and change runtime's own files yourself; "
             "run capabilities from a project folder rather than the folder that contains Home",
         )
-    if protected.policy_file is not None and resolved == protected.policy_file:
+    if protected.policy_file is not None and (
+        resolved == protected.policy_file or _is_policy(resolved, protected.policy_at)
+    ):
         return PROTECTED_POLICY, PolicyRefusal(
             f"refused: {given!r} is the user policy file ({protected.policy_file}), which "
             "capabilities never write: it decides what they may do",
@@ -370,6 +376,36 @@ def protected_refusal(
             "not under .git",
         )
     return None
+
+
+def _reaches(resolved: str, folder: tuple[int, int] | None) -> bool:
+    """Whether ``resolved`` is the folder whose (device, inode) is ``folder``, or inside
+    it, by whatever path (a bind mount gives a folder a second real path)."""
+    if folder is None:
+        return False
+    path = resolved
+    while True:
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == folder:
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
+def _is_policy(resolved: str, policy_at: tuple[int, int, str] | None) -> bool:
+    """Whether ``resolved`` names the policy file through another path to its folder."""
+    if policy_at is None or os.path.basename(resolved) != policy_at[2]:
+        return False
+    try:
+        st = os.stat(os.path.dirname(resolved))
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == policy_at[:2]
 
 
 def _dotgit_prefix(parts: list[str]) -> tuple[str, bool] | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import capability, write
+from tests.conftest import capability, require_tool, run_checkout, write
 
 HOME_FILES = {
     "policy.yaml": "timeout_seconds: 300\n",
@@ -294,3 +294,49 @@ def test_writing_over_a_file_drops_execute_and_special_bits(
     assert result.code == 0, result.stdout + result.stderr
     assert stat.S_IMODE(tool.stat().st_mode) == new
     assert tool.read_text().endswith("echo hi\n")
+
+
+def test_home_and_the_policy_reached_through_a_bind_mount_are_never_written(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    # a devcontainer may mount Home (or the policy's folder) into the workspace: the
+    # mount is another real path to the same folders, and they stay protected
+    require_tool("unshare", "to bind-mount a folder in a mount namespace of its own")
+    home = Path(env["RUNTIME_HOME"])
+    policies = tmp_path / "policies"
+    policy = write(policies / "policy.yaml", "denied_binaries: [ls]\n")
+    assert run_checkout(env, work, "bootstrap").code == 0
+    before = (home / "config.yaml").read_bytes() if (home / "config.yaml").exists() else None
+    script = (
+        'mkdir -p "$1/mnt-home" "$1/mnt-policies" && mount --bind "$2" "$1/mnt-home" && '
+        'mount --bind "$3" "$1/mnt-policies" && shift 3 && exec "$@"'
+    )
+    for target in ("mnt-home/config.yaml", "mnt-home/audit/x.txt", "mnt-policies/policy.yaml"):
+        result = run_checkout(
+            {**env, "RUNTIME_POLICY_FILE": str(policy)},
+            work,
+            "files",
+            "write",
+            target,
+            "write_roots: [/]",
+            prefix=(
+                "unshare",
+                "--mount",
+                "--map-root-user",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                str(work),
+                str(home),
+                str(policies),
+            ),
+        )
+        assert result.code == 3, (target, result.stdout + result.stderr)
+        assert "protected path" in result.stderr, result.stderr
+    assert policy.read_text() == "denied_binaries: [ls]\n"
+    after = (home / "config.yaml").read_bytes() if (home / "config.yaml").exists() else None
+    assert after == before
+    assert not (home / "audit" / "x.txt").exists()
