@@ -147,6 +147,19 @@ def _setting(environ: Mapping[str, str], name: str, default: float, *, zero: boo
     return value
 
 
+def _count(environ: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of at least 1 from ``environ[name]`` (0.5 pages is none)."""
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise StepError(
+            f"{name}={raw!r} is not a whole number of 1 or more", hint=f"fix or unset {name}"
+        )
+    return int(text)
+
+
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """runtime's certificate setup, as a step failure when the certificates cannot load."""
     from runtime.provider import CertificateSetupError
@@ -199,7 +212,7 @@ class GitHubHTTP:
         self.clock = clock
         self.max_wait = _setting(environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True)
         self.timeout = _setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
-        self.max_pages = int(_setting(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES))
+        self.max_pages = _count(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES)
         self.max_body = MAX_BODY_BYTES
         # the step under way: when its time limit runs out (time.monotonic()), and that limit
         self.step_deadline: float | None = None

@@ -363,6 +363,16 @@ def test_endless_next_links_stop_after_100_pages(
     )
     assert fewer.code == 1 and "more than 3 pages" in fewer.stdout + fewer.stderr
     assert len(gh.requests) == 3
+    # a bound that is not a whole number of pages is refused before any request
+    gh.reset_counters()
+    for bad in ("0.5", "0", "-1", "many"):
+        env = {**genv, "RUNTIME_GITHUB_MAX_PAGES": bad}
+        refused = cli_proc("github", "repo", "list", "acme", extra_env=env)
+        assert refused.code == 1
+        assert f"RUNTIME_GITHUB_MAX_PAGES='{bad}' is not a whole number of 1 or more" in (
+            refused.stderr
+        )
+    assert gh.requests == []
 
 
 def test_a_repeated_next_url_fails_naming_it(
