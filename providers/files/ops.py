@@ -224,10 +224,22 @@ def _hard_link_refusal(confined: Confined, links: int, verb: str) -> PolicyRefus
     )
 
 
+def _shown(path: str) -> str:
+    """A path in a step's output line: as written, or quoted with escapes when it holds a
+    newline or another character a terminal would act on (the line stays one line)."""
+    return path if path.isprintable() else repr(path)
+
+
 def _regular_name(confined: Confined) -> str:
-    """The final name for a file operation; the root itself is a folder."""
+    """The final name for a file operation; the root itself is a folder, and so is a path
+    that ends with '/' (as for the shell: `echo x > a.txt/` is "Not a directory")."""
     if confined.is_root:
         raise StepError(f"{confined.given!r} is a folder ({confined.resolved}), not a file")
+    if confined.given.endswith(("/", "/.")):
+        raise StepError(
+            f"{confined.given!r} ends with '/', which names a folder, not a file",
+            hint=f"name the file without the '/' ({confined.given.rstrip('/.') or '/'})",
+        )
     return confined.name
 
 
@@ -593,7 +605,7 @@ def write_file(confined: Confined, call: BoundCall) -> StepOutcome:
         raise _missing_parent(confined, exc) from None
     return StepOutcome(
         ok=True,
-        output=f"wrote {written} bytes to {confined.given}",
+        output=f"wrote {written} bytes to {_shown(confined.given)}",
         data={"path": confined.given, "bytes": written},
     )
 
@@ -623,7 +635,7 @@ def append_file(confined: Confined, call: BoundCall) -> StepOutcome:
         raise _missing_parent(confined, exc) from None
     return StepOutcome(
         ok=True,
-        output=f"appended {len(addition)} bytes to {confined.given}"
+        output=f"appended {len(addition)} bytes to {_shown(confined.given)}"
         + (" (created it)" if created else ""),
         data={"path": confined.given, "bytes": len(addition), "size": total, "created": created},
     )
@@ -733,14 +745,16 @@ def make_folder(confined: Confined, call: BoundCall) -> StepOutcome:
         raise _missing_parent(confined, exc) from None
     return StepOutcome(
         ok=True,
-        output=f"created {given}",
+        output=f"created {_shown(given)}",
         data={"path": given, "created": True},
     )
 
 
 def _exists_outcome(given: str) -> StepOutcome:
     return StepOutcome(
-        ok=True, output=f"{given} already exists", data={"path": given, "created": False}
+        ok=True,
+        output=f"{_shown(given)} already exists",
+        data={"path": given, "created": False},
     )
 
 
@@ -773,6 +787,6 @@ def delete_file(confined: Confined, call: BoundCall) -> StepOutcome:
         raise StepError(f"no such file: {confined.given!r} ({confined.resolved})") from None
     return StepOutcome(
         ok=True,
-        output=f"deleted {confined.given}",
+        output=f"deleted {_shown(confined.given)}",
         data={"path": confined.given, "deleted": True},
     )

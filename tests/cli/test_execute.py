@@ -407,6 +407,20 @@ def test_a_write_leaves_a_file_it_may_not_write_and_keeps_an_owner(
     assert shared.read_text() == "three\n"
 
 
+def test_a_file_path_ending_in_a_slash_and_a_name_with_a_newline(cli, work: Path) -> None:
+    # as the shell: `echo x > a.txt/` writes nothing ("Not a directory")
+    for op in ("write", "append"):
+        refused = cli("files", op, "a.txt/", "x")
+        assert refused.code == 1
+        assert "'a.txt/' ends with '/', which names a folder, not a file" in refused.stderr
+    assert not (work / "a.txt").exists()
+    # a newline in a name keeps the step's line one line (quoted, escaped)
+    wrote = cli("files", "write", "nl\nname.txt", "hi")
+    assert wrote.code == 0
+    assert wrote.stdout == "wrote 3 bytes to 'nl\\nname.txt'\n"
+    assert (work / "nl\nname.txt").read_text() == "hi\n"
+
+
 def test_paths_outside_the_roots_are_refused(cli, work: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
