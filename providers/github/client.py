@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from providers.github.endpoints import Endpoints
+from providers.github.endpoints import Endpoints, is_loopback
 from providers.github.payload import loads
 from runtime import __version__
 from runtime.provider import DEBUG, WARNING, StepError, get_logger, split_url
@@ -653,8 +653,6 @@ def _join(base: str, reference: str, what: str) -> str:
     """``reference`` (a Location or a Link target from the server) read against ``base``:
     an https URL, or http on a loopback address, as the configured URLs must be (an answer
     over plain http from anywhere else could be anyone's)."""
-    from providers.github.endpoints import is_loopback
-
     try:
         target = urljoin(base, reference)
         parts = urlsplit(target)
