@@ -66,3 +66,10 @@ def read_file(path: str | Path, limit: int | None = None, *, pipes: bool = False
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def position(data: bytes, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of byte ``offset`` in ``data`` (where a decoder
+    stopped): for a FILE:LINE:COL that names a byte that is not UTF-8."""
+    line = data.count(b"\n", 0, offset) + 1
+    return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1

@@ -543,7 +543,7 @@ def _home_spec(path: Path) -> str:
     """The text of Home's copy of a spec; a copy that cannot be read (not UTF-8, no
     permission, not a file) is refused, naming it: `runtime bootstrap` restores it."""
     from runtime.errors import UsageError
-    from runtime.reading import read_file
+    from runtime.reading import position, read_file
 
     hint = "run `runtime bootstrap`: it restores the specs in Runtime Home"
     try:
@@ -553,6 +553,5 @@ def _home_spec(path: Path) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, column = position(raw, exc.start)
         raise UsageError(f"{path}:{line}:{column}: not UTF-8 text", hint=hint) from None

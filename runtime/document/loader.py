@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from runtime.document.fences import FencedBlock, find_fenced_blocks
 from runtime.problems import Problem
-from runtime.reading import NotRegularFile, read_file
+from runtime.reading import NotRegularFile, position, read_file
 
 MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md
 # YAML is parsed by a pure-Python parser, slow per KiB (bench/README.md, "Smaller
@@ -123,7 +123,7 @@ def parse_document(data: bytes, label: str) -> Document:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _position_of(data, exc.start)
+        line, col = position(data, exc.start)
         doc = Document(label, "", sha)
         doc.error(line, col, "not-utf8", "the file is not valid UTF-8", "save it as UTF-8")
         return doc
@@ -190,13 +190,6 @@ def parse_document(data: bytes, label: str) -> Document:
 
 def _split_lines(text: str) -> list[str]:
     return re.split(r"\r\n|\r|\n", text)
-
-
-def _position_of(data: bytes, offset: int) -> tuple[int, int]:
-    before = data[:offset]
-    line = before.count(b"\n") + 1
-    col = offset - (before.rfind(b"\n") + 1) + 1
-    return line, col
 
 
 def _text_position(text: str, index: int) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
 from runtime.provider import Setting, SettingKind
-from runtime.reading import read_file
+from runtime.reading import position, read_file
 
 if TYPE_CHECKING:
     from runtime.document.schema import Map
@@ -97,8 +97,7 @@ class ContextStore:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = raw.count(b"\n", 0, exc.start) + 1
-            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            line, column = position(raw, exc.start)
             raise self._malformed(f"{self.path}:{line}:{column}", "not UTF-8 text") from None
         try:
             data = json.loads(text)

@@ -36,7 +36,7 @@ from runtime.plan.binary import (
     option_values,
 )
 from runtime.provider import BoundCall, Decision, Operation
-from runtime.reading import kind, read_file
+from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
 
@@ -626,8 +626,7 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, column = position(data, exc.start)
         raise InvalidPolicy(
             f"{user_file}:{line}:{column}: the policy file is not UTF-8 text "
             f"(byte 0x{data[exc.start]:02x})",

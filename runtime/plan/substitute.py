@@ -8,7 +8,7 @@ from pathlib import Path
 from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability
 from runtime.errors import UsageError
-from runtime.reading import read_file
+from runtime.reading import position, read_file
 
 MAX_INPUT_FILE = 1024 * 1024
 # What substitution may make of a capability's args, in characters: per step, and for the
@@ -49,8 +49,7 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
             try:
                 value = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                line = data.count(b"\n", 0, exc.start) + 1
-                column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+                line, column = position(data, exc.start)
                 raise UsageError(
                     f"--input {key}=@{value[1:]}: the file is not UTF-8 text: "
                     f"{value[1:]}:{line}:{column} holds the byte 0x{data[exc.start]:02x}",
