@@ -444,6 +444,9 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
 
 
 _WORDS = List(Text())
+# folders, as config.yaml's capability_sources: YAML reads a plain 5 or true as a number
+# or a boolean, which is no folder name ("quote it")
+_FOLDERS = List(Text(string=True))
 # a step's time limit, in seconds: the policy file's timeout_seconds and --timeout
 TIMEOUT_SECONDS = Number(above=0, maximum=86400)
 
@@ -458,14 +461,14 @@ POLICY_SCHEMA = Map(
         "denied_arguments": Map(extra=List(_WORDS)),
         "denied_operations": _WORDS,
         "allowed_destructive": _WORDS,
-        "read_roots": _WORDS,
-        "write_roots": _WORDS,
+        "read_roots": _FOLDERS,
+        "write_roots": _FOLDERS,
         "timeout_seconds": TIMEOUT_SECONDS,
         "binary_environment": _WORDS,
         "binary_credentials": Map(extra=Text()),
         "allowed_subcommands": Map(extra=_WORDS),
         "literal_options": Map(extra=_WORDS),
-        "system_paths": _WORDS,
+        "system_paths": _FOLDERS,
         # as a capability's flags: True and TRUE are YAML's booleans too (a Go tool's files)
         "git_hooks": Bool(ignore_case=True),
         "require_confinement": Bool(ignore_case=True),

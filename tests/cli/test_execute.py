@@ -498,6 +498,19 @@ def test_a_policy_that_is_not_utf8_is_named_at_its_byte(cli, tmp_path: Path) -> 
     ]
 
 
+def test_a_policy_folder_that_yaml_reads_as_a_number_is_refused(cli, tmp_path: Path) -> None:
+    # as config.yaml's capability_sources: a plain 5 is the number 5, no folder name
+    extra = user_policy(tmp_path, "version: v1\nwrite_roots: [5, ./out]\n")
+    refused = cli("policy", "show", extra_env=extra)
+    assert refused.code == 2
+    assert "policy.yaml:2:15: error: each entry of 'write_roots' must be a string, not the " in (
+        refused.stderr
+    )
+    assert 'hint: quote it ("5") if it is meant as text' in refused.stderr
+    quoted = user_policy(tmp_path, 'version: v1\nwrite_roots: ["5", ./out]\n')
+    assert cli("policy", "show", extra_env=quoted).code == 0
+
+
 def test_a_policy_takes_yamls_booleans_in_any_case_as_a_capability_does(
     cli, tmp_path: Path
 ) -> None:
