@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from runtime.cli.completion import capability_names
-from runtime.cli.render import emit_json, err, out
+from runtime.cli.render import emit_json, err, out, plural
 from runtime.cli.session import ensure_home, json_mode, workspace
+from runtime.errors import ExitCode
 
 if TYPE_CHECKING:
     from runtime.execute.audit import Skipped
@@ -105,15 +106,14 @@ def policy_check_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    # decisions do not need every input: a missing one is left as written
+    # a missing required input does not stop the check: the steps that do not name it are
+    # decided, the ones that do wait for it (exit 2, as plan without it)
     run = walk(capability_run(ws, name, Mode.PREFLIGHT, input_pairs=inputs or []), until=policy)
     plan, redactor, target = run.plan, run.redactor, run.target
     assert plan is not None and target is not None
-    decisions = [
-        {"index": s.index, "target": s.label, "args": redactor.data(s.args), **s.decision.to_json()}
-        for s in plan.steps
-    ]
+    decisions = [_decision(s, redactor) for s in plan.steps]
     code = _plan_exit(plan)
+    waiting = list(dict.fromkeys(n for s in plan.waiting for n in s.waiting))
     if json_mode():
         emit_json(
             {
@@ -125,10 +125,37 @@ def policy_check_cmd(
         )
     else:
         for d in decisions:
-            verdict = "allowed" if d["allowed"] else "REFUSED"
-            reason = f" ({d['reason']})" if d["reason"] else ""
-            out(f"[{d['index']}] {d['target']}: {verdict} by {d['rule']}{reason}")
+            if d["waiting"]:
+                verdict = f"UNDECIDED: {d['reason']}"
+            else:
+                reason = f" ({d['reason']})" if d["reason"] else ""
+                verdict = f"{'allowed' if d['allowed'] else 'REFUSED'} by {d['rule']}{reason}"
+            out(f"[{d['index']}] {d['target']}: {verdict}")
+        if code == int(ExitCode.INVALID):
+            steps = plural(len(plan.waiting), "step")
+            err(
+                f"error: missing required input{'s' if len(waiting) > 1 else ''}: "
+                f"{', '.join(waiting)}; {steps} cannot be decided without {'them' if len(waiting) > 1 else 'it'}"
+            )
+            err("  hint: " + " ".join(f"--input {n}=..." for n in waiting))
     raise typer.Exit(code)
+
+
+def _decision(step: Any, redactor: Any) -> dict[str, Any]:
+    """A step's decision as `policy check` reports it; undecided (``allowed`` null) when
+    it names a required input that was not supplied."""
+    found = {"index": step.index, "target": step.label, "args": redactor.data(step.args)}
+    if step.waiting:
+        names = ", ".join(step.waiting)
+        reason = f"depends on input {names}, not supplied"
+        return {
+            **found,
+            "allowed": None,
+            "rule": None,
+            "reason": reason,
+            "waiting": list(step.waiting),
+        }
+    return {**found, **step.decision.to_json(), "waiting": []}
 
 
 @audit_app.command("tail")

@@ -350,6 +350,8 @@ def render_preflight_text(report: Any, heading: str = "") -> None:
 def _plan_exit(plan: Any) -> int:
     if plan.refused:
         return int(ExitCode.POLICY_REFUSED)
+    if plan.waiting:  # planned without a required input: the run cannot start as asked
+        return int(ExitCode.INVALID)
     if plan.missing_binaries:
         return int(ExitCode.MISSING_CAPABILITY)
     return 0

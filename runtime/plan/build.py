@@ -15,7 +15,7 @@ from typing import Any
 from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
-from runtime.plan.binary import gh_targets, input_misuses
+from runtime.plan.binary import gh_targets, input_misuses, references
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
@@ -52,6 +52,10 @@ class PlannedStep:
     effect: str = "write"
     credential: str | None = None
     inspection: Inspection = field(default_factory=Inspection)
+    # required inputs not supplied that the step's args name (planned without them, as
+    # `policy check` and `preflight` may): its decision was made on the literal ${NAME}
+    # and says nothing about the run
+    waiting: tuple[str, ...] = ()
 
     @property
     def program(self) -> str | None:
@@ -93,7 +97,13 @@ class Plan:
 
     @property
     def refused(self) -> list[PlannedStep]:
-        return [s for s in self.steps if not s.decision.allowed]
+        """Steps the policy refuses, whatever the missing inputs would be."""
+        return [s for s in self.steps if not s.decision.allowed and not s.waiting]
+
+    @property
+    def waiting(self) -> list[PlannedStep]:
+        """Steps whose decision waits for a required input that was not supplied."""
+        return [s for s in self.steps if s.waiting]
 
     @property
     def missing_binaries(self) -> list[PlannedStep]:
@@ -125,6 +135,11 @@ def build_plan(
     """
     found = resolved or {}
     steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
+    missing = {name for name, decl in cap.inputs.items() if decl.required and name not in inputs}
+    if missing:
+        for planned in steps:
+            named = (n for text in planned.step.arg_texts for n in references(text))
+            planned.waiting = tuple(dict.fromkeys(n for n in named if n in missing))
     if refuse:
         if inputs:
             _refuse_inputs_as_options(cap, steps)

@@ -543,6 +543,56 @@ def test_policy_check_and_show(cli, work: Path) -> None:
     assert {"name": "git", "source": "default"} in shown["allowed_binaries"]
 
 
+def test_policy_check_without_a_required_input_decides_what_it_can(cli, work: Path) -> None:
+    # the steps that name a missing required input wait for it: their decision on the
+    # literal ${d} would say nothing about the run (git '${d}' is no subcommand)
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  d:\n    required: true\n"
+            "workflow:\n  - provider: files\n    args: [read, a.txt]\n"
+            '  - binary: git\n    args: ["${d}"]\n'
+            '  - provider: files\n    args: [write, "${d}/x.txt", hi]\n'
+        ),
+    )
+    text = cli("policy", "check", "cap.md")
+    assert text.code == 2, text.stderr
+    assert text.stdout.splitlines() == [
+        "[1] files read: allowed by no denied_operations entry matches",
+        "[2] git: UNDECIDED: depends on input d, not supplied",
+        "[3] files write: UNDECIDED: depends on input d, not supplied",
+    ]
+    assert "error: missing required input: d; 2 steps cannot be decided without it" in text.stderr
+    assert "hint: --input d=..." in text.stderr
+    doc = cli("--output", "json", "policy", "check", "cap.md").json()
+    check_schema(doc, "policy-check")
+    assert (doc["ok"], doc["exit_code"]) == (False, 2)
+    assert [(d["allowed"], d["waiting"]) for d in doc["decisions"]] == [
+        (True, []),
+        (None, ["d"]),
+        (None, ["d"]),
+    ]
+    # given, every step is decided: git's is a refusal (exit 3)
+    given = cli("--output", "json", "policy", "check", "cap.md", "--input", "d=notes")
+    assert given.code == 3
+    assert [d["allowed"] for d in given.json()["decisions"]] == [True, False, True]
+
+
+def test_policy_check_refusal_wins_over_a_missing_input(cli, work: Path) -> None:
+    # a step that names no input and is refused is refused whatever the inputs are
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  d:\n    required: true\n"
+            "workflow:\n  - provider: files\n    args: [delete, a.txt]\n"
+            '  - provider: files\n    args: [read, "${d}"]\n'
+        ),
+    )
+    check = cli("--output", "json", "policy", "check", "cap.md")
+    assert check.code == 3
+    assert [d["allowed"] for d in check.json()["decisions"]] == [False, None]
+
+
 def test_binary_missing_on_path_is_exit_5(cli, work: Path, tmp_path: Path) -> None:
     write(work / "cap.md", capability("version: v1\nworkflow:\n  - binary: jq\n    args: [.]\n"))
     result = cli("capability", "execute", "cap.md", extra_env={"PATH": str(tmp_path)})
