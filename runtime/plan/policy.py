@@ -3,7 +3,9 @@
 The shipped default (``policies/default.yaml``) is loaded first; a user
 policy is applied on top. Lists of allowed things and denied things are
 unioned, so a user policy can allow more binaries and deny more, but no
-denial of the default can be lifted. Scalars and roots are replaced.
+denial of the default can be lifted. Scalars and roots are replaced. A
+credential the default hands a binary cannot be changed: a user file that
+tries is refused at that entry.
 
 A binary step is decided on what the program will really do, not on the
 leading words of its args: the binary's name, its versioned spellings and
@@ -477,9 +479,34 @@ POLICY_SCHEMA = Map(
 )
 
 
-def parse_policy_text(text: str, label: str) -> dict[str, Any]:
-    """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems."""
-    data, problems = load(text, label, POLICY_SCHEMA, "invalid-policy")
+def _user_schema(fixed_credentials: Mapping[str, str]) -> Map:
+    """The policy schema for a user file: a binary the default hands a credential keeps
+    it. Said at the entry, rather than the entry dropped without a word."""
+
+    def keeps(node: Any, value: Any, scope: Any) -> Msg | None:
+        fixed = fixed_credentials.get(scope.key or "")
+        if fixed is None or value == fixed:
+            return None
+        return Msg(
+            "binary_credentials: '{key}' gets the '" + fixed + "' credential from the "
+            "default policy, which a user policy cannot change",
+            "remove '{key}' from binary_credentials in this file",
+        )
+
+    return Map(
+        {**POLICY_SCHEMA.fields, "binary_credentials": Map(extra=Text(check=keeps))},
+        unknown=POLICY_SCHEMA.unknown,
+    )
+
+
+def parse_policy_text(
+    text: str, label: str, fixed_credentials: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems.
+
+    ``fixed_credentials``: for a user file, the default's ``binary_credentials``."""
+    schema = _user_schema(fixed_credentials) if fixed_credentials else POLICY_SCHEMA
+    data, problems = load(text, label, schema, "invalid-policy")
     if problems:
         first = problems[0]
         raise InvalidPolicy(
@@ -517,8 +544,9 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
     for name in data.get("binary_environment", []):
         policy.binary_environment.setdefault(name, source)
     for binary, credential in data.get("binary_credentials", {}).items():
-        if is_default or binary not in policy.binary_credentials:
-            policy.binary_credentials[binary] = (credential, source)
+        # a user file cannot change the default's (refused when it was parsed); the same
+        # mapping written again keeps the default as its source
+        policy.binary_credentials.setdefault(binary, (credential, source))
     for binary, names in data.get("allowed_subcommands", {}).items():
         known = policy.allowed_subcommands.setdefault(binary, {})
         for name in names:
@@ -635,7 +663,9 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
             f"(byte 0x{data[exc.start]:02x})",
             hint=f"{_fix_hint(user_file, variable)} (saved as UTF-8: iconv -f LATIN1 -t UTF-8)",
         ) from None
-    _apply(policy, parse_policy_text(text, str(user_file)), str(user_file), is_default=False)
+    fixed = {binary: credential for binary, (credential, _) in policy.binary_credentials.items()}
+    parsed = parse_policy_text(text, str(user_file), fixed)
+    _apply(policy, parsed, str(user_file), is_default=False)
     return policy
 
 

@@ -511,6 +511,25 @@ def test_a_policy_folder_that_yaml_reads_as_a_number_is_refused(cli, tmp_path: P
     assert cli("policy", "show", extra_env=quoted).code == 0
 
 
+def test_a_policy_that_changes_a_default_credential_is_refused_at_the_entry(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    # the mapping was dropped without a word: gh kept getting the github token
+    extra = user_policy(tmp_path, "version: v1\nbinary_credentials: {gh: gitlab}\n")
+    write(
+        work / "cap.md", capability("version: v1\nworkflow:\n  - binary: git\n    args: [status]\n")
+    )
+    for argv in (("policy", "show"), ("capability", "execute", "cap.md")):
+        refused = cli(*argv, extra_env=extra)
+        assert refused.code == 2, argv
+        assert (
+            "policy.yaml:2:26: error: binary_credentials: 'gh' gets the 'github' credential "
+            "from the default policy, which a user policy cannot change"
+        ) in refused.stderr
+        assert "hint: remove 'gh' from binary_credentials in this file" in refused.stderr
+        assert "Traceback" not in refused.stderr
+
+
 def test_a_policy_takes_yamls_booleans_in_any_case_as_a_capability_does(
     cli, tmp_path: Path
 ) -> None:

@@ -113,7 +113,7 @@ def test_a_user_policy_never_lifts_a_default_denial(tmp_path: Path) -> None:
         tmp_path,
         "allowed_binaries: [curl, python3.12, sh]\n"
         "allowed_subcommands:\n  git: [push]\n"
-        "binary_credentials:\n  gh: mine\n  tool: github\n",
+        "binary_credentials:\n  gh: github\n  tool: github\n",
     )
     policy = load_policy(path)
     for name in ("curl", "python3.12", "sh"):
@@ -124,6 +124,18 @@ def test_a_user_policy_never_lifts_a_default_denial(tmp_path: Path) -> None:
     refused(policy.decide_binary("git", ["push", "--force"]), "denied_arguments: git push --force")
     assert policy.binary_credentials["gh"] == ("github", "default")
     assert policy.binary_credentials["tool"] == ("github", str(path))
+
+
+def test_a_user_policy_cannot_change_a_default_credential(tmp_path: Path) -> None:
+    # refused at the entry, not dropped without a word: gh keeps the default's github
+    path = user_policy(tmp_path, "version: v1\nbinary_credentials:\n  tool: github\n  gh: mine\n")
+    with pytest.raises(InvalidPolicy) as raised:
+        load_policy(path)
+    assert raised.value.message == (
+        f"{path}:4:7: binary_credentials: 'gh' gets the 'github' credential from the default "
+        "policy, which a user policy cannot change"
+    )
+    assert raised.value.hint == "remove 'gh' from binary_credentials in this file"
 
 
 def test_require_confinement_can_be_demanded(tmp_path: Path) -> None:
