@@ -598,6 +598,20 @@ def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProb
             found.append((option, index, f"{key}={_short(value)}", value))
     problems: list[BindingProblem] = []
     for arg, index, shown, value in found:
+        if arg.type != "path" and (byte := _not_utf8(value)) is not None:
+            # bytes of a command line that are not UTF-8 (Python keeps them as lone
+            # surrogates): no step can write, send or record them as text; a path is
+            # the file system's bytes and may hold them
+            problems.append(
+                BindingProblem(
+                    index,
+                    f"{arg.name} is not UTF-8 text ({byte})",
+                    f"'{operation.name}' takes text for {arg.name}: convert the value "
+                    "(iconv -t UTF-8)",
+                    code="bad-value",
+                )
+            )
+            continue
         if arg.type == "str" and not arg.choices:
             continue
         pieces = call.pieces[index] if 0 <= index < len(call.pieces) else ()
@@ -619,6 +633,19 @@ def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProb
             )
         )
     return problems
+
+
+def _not_utf8(value: str) -> str | None:
+    """Where ``value`` holds a byte that is not UTF-8 (``byte 0xff at character 2``)."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = value[exc.start]
+        what = f"byte 0x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else "a surrogate"
+        return f"{what} at character {exc.start + 1}"
+    return None
 
 
 def context_defaults(

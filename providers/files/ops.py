@@ -524,7 +524,7 @@ def _encode(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise StepError(
-            f"CONTENT is not valid text (it cannot be encoded as UTF-8 at character {exc.start})"
+            f"CONTENT is not valid text (it cannot be encoded as UTF-8 at character {exc.start + 1})"
         ) from None
 
 

@@ -295,6 +295,24 @@ def test_an_input_that_is_not_utf8_is_refused_before_the_first_step(cli_proc, wo
     assert not (work / "notes").exists()
 
 
+def test_a_direct_call_with_text_that_is_not_utf8_is_refused_before_it_runs(
+    cli_proc, work: Path
+) -> None:
+    # `runtime files write x.txt $'ok\xffbad'`: CONTENT is text, refused as an input is
+    # (it failed in its step, exit 1); a file name is the file system's bytes and may
+    # hold such a byte
+    result = cli_proc("files", "write", "x.txt", "ok\udcffbad")
+    assert result.code == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "error: CONTENT is not UTF-8 text (byte 0xff at character 3) (step 1); nothing ran",
+        "  hint: 'write' takes text for CONTENT: convert the value (iconv -t UTF-8)",
+    ]
+    assert not (work / "x.txt").exists()
+    named = cli_proc("files", "write", "ok\udcff.txt", "text")
+    assert named.code == 0, named.stderr
+    assert (work / os.fsdecode(b"ok\xff.txt")).read_text() == "text\n"
+
+
 def test_invalid_capability_refuses_to_start(cli, work: Path) -> None:
     write(
         work / "cap.md",
