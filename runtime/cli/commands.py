@@ -176,7 +176,9 @@ def validate_cmd(
                         "path": r.target.display,
                         "sha256": r.capability.sha256,
                         "valid": r.ok,
-                        "problems": [p.to_json() for p in r.problems],
+                        # a secret the environment holds, written into the file, is not
+                        # shown again (a source line or value a problem quotes)
+                        "problems": r.redactor.data([p.to_json() for p in r.problems]),
                     }
                     for r in results
                 ],
@@ -194,18 +196,19 @@ def validate_cmd(
     else:
         for r in results:
             lines = r.capability.document.text.splitlines() if r.capability.document.text else None
+            hide = r.redactor.text  # as in JSON: no secret of the environment is shown
             for p in r.problems:
                 if format == "github":
                     from runtime.cli.render import github_annotation
 
-                    out(github_annotation(p))
+                    out(hide(github_annotation(p)))
                 elif format == "plain":
                     from runtime.cli.render import plain_line
 
-                    out(plain_line(p), styled=True)
+                    out(hide(plain_line(p)), styled=True)
                 else:
-                    for line in problem_block(p, lines):
-                        out(line, styled=True)
+                    for line in problem_block(p, lines, hide):
+                        out(hide(line), styled=True)
         for line in not_files:
             out(line)
         without_block = len(skipped) - len(not_files)
@@ -343,18 +346,24 @@ def show_cmd(
         "requirements": _requirements(run),
         "problems": [p.to_json() for p in problems],
     }
+    # a secret the environment holds, written into the file, is not shown again
+    doc = run.redactor.data(doc)
     if json_mode():
         emit_json(doc)
         raise typer.Exit(code)
-    out(f"{doc['title'] or doc['name']}  ({target.display})")
+
+    def say(text: str, styled: bool = False) -> None:
+        out(run.redactor.text(text), styled=styled)
+
+    say(f"{doc['title'] or doc['name']}  ({target.display})")
     if cap.sha256:  # none when the file could not be read
-        out(f"sha256: {cap.sha256}")
+        say(f"sha256: {cap.sha256}")
     if cap.description:
-        out(f"description: {cap.description}")
-    out("inputs:" if cap.inputs else "inputs: (none)")
+        say(f"description: {cap.description}")
+    say("inputs:" if cap.inputs else "inputs: (none)")
     for i in cap.inputs.values():
-        out(f"  {i.name}{' (required)' if i.required else ''}: {i.description or ''}")
-    out("steps:")
+        say(f"  {i.name}{' (required)' if i.required else ''}: {i.description or ''}")
+    say("steps:")
     for s in steps:
         if "provider" in s:
             effect = s["effect"] or "|".join(s["effects"])
@@ -366,26 +375,26 @@ def show_cmd(
                 if s["operation"]
                 else "-> (no such operation)"
             )
-            out(f"  {s['index']}. {s['provider']} {' '.join(s['args'])}  {resolved}")
+            say(f"  {s['index']}. {s['provider']} {' '.join(s['args'])}  {resolved}")
         else:
-            out(f"  {s['index']}. binary {s['binary']} {' '.join(s['args'])}")
+            say(f"  {s['index']}. binary {s['binary']} {' '.join(s['args'])}")
     if cap.lineage:
-        out("lineage:")
+        say("lineage:")
         for e in cap.lineage:
-            out(f"  {e.name}" + (f" ({step_ranges(e.steps)})" if e.steps else ""))
+            say(f"  {e.name}" + (f" ({step_ranges(e.steps)})" if e.steps else ""))
     if cap.requires:
-        out("requires:")
+        say("requires:")
         for key, value in cap.requires.items():
-            out(f"  {key}: {value}")
+            say(f"  {key}: {value}")
     if doc["requirements"]:
-        out("requirements (checked by `runtime capability preflight`):")
+        say("requirements (checked by `runtime capability preflight`):")
         for r in doc["requirements"]:
             flag = " (optional)" if r["optional"] else ""
-            out(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
+            say(f"  {r['id']}  [{r['type']}, {r['origin']}]{flag}")
     for p in problems:
-        out(problem_line(p), styled=True)
+        say(problem_line(p), styled=True)
         if p.hint:
-            out(f"  hint: {p.hint}")
+            say(f"  hint: {p.hint}")
     if errors:
         err(f"error: {target.display} is not a valid capability ({plural(len(errors), 'error')})")
         err(f"  hint: run `runtime capability validate {name}` to see each problem in its source")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.problems import Problem
@@ -73,9 +73,12 @@ def problem_line(p: Problem, stream: TextIO | None = None) -> str:
     return f"{printable(p.file)}:{p.line}:{p.column}: {severity}: {printable(p.message)}"
 
 
-def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
+def problem_block(
+    p: Problem, source_lines: Sequence[str] | None, hide: Callable[[str], str] = str
+) -> list[str]:
     """``FILE:LINE:COL: severity: message`` then the source line with a caret, then the hint
-    (styled lines: see :func:`problem_line`)."""
+    (styled lines: see :func:`problem_line`). ``hide`` redacts the source line: the caret
+    moves with what it hides."""
     lines = [problem_line(p)]
     if source_lines is not None and 1 <= p.line <= len(source_lines):
         src = source_lines[p.line - 1].replace("\t", " ")
@@ -86,10 +89,10 @@ def problem_block(p: Problem, source_lines: Sequence[str] | None) -> list[str]:
         else:
             caret_col = p.column
         # an escape is wider than the character it shows: the caret moves with it
-        caret_col = len(printable(src[: max(0, caret_col - 1)])) + 1
+        caret_col = len(printable(hide(src[: max(0, caret_col - 1)]))) + 1
         gutter = str(p.line)
         pad = " " * len(gutter)
-        lines.append(f"  {gutter} | {printable(src)}")
+        lines.append(f"  {gutter} | {printable(hide(src))}")
         lines.append(f"  {pad} | {' ' * max(0, caret_col - 1)}^")
     if p.hint:
         lines.append(f"  hint: {printable(p.hint)}")

@@ -768,3 +768,34 @@ def test_a_lone_surrogate_from_a_yaml_escape_is_shown_escaped(cli, work: Path) -
     assert doc.code == 2, doc.stdout + doc.stderr
     messages = [p["message"] for p in doc.json()["capabilities"][0]["problems"]]
     assert any("unknown key '\udb1e'" in m for m in messages), messages
+
+
+def test_a_secret_written_into_the_capability_is_not_shown_again(cli, work: Path) -> None:
+    # the environment holds it (a CI job's token): validate and show quote the file's own
+    # text (a source line, a step's args, the description), which reach a CI log
+    token = "ghp_" + "k3" * 18
+    write(
+        work / "cap.md",
+        capability(
+            f"version: v1\nworkflow:\n  - provider: files\n    args: [write, x.txt, {token}, extra]\n",
+            frontmatter=f"name: cap\ndescription: posts with {token}\n",
+        ),
+    )
+    env = {"GITHUB_TOKEN": token}
+    runs = [
+        cli("capability", "validate", "cap.md", extra_env=env),
+        cli("capability", "validate", "--format", "plain", "cap.md", extra_env=env),
+        cli("capability", "validate", "--format", "github", "cap.md", extra_env=env),
+        cli("--output", "json", "capability", "validate", "cap.md", extra_env=env),
+        cli("capability", "show", "cap.md", extra_env=env),
+        cli("--output", "json", "capability", "show", "cap.md", extra_env=env),
+    ]
+    for run in runs:
+        assert run.code == 2, run.stderr
+        assert token not in run.stdout + run.stderr
+    # the caret still points at the word the problem is about
+    lines = runs[0].stdout.splitlines()
+    source = next(i for i, line in enumerate(lines) if "| " in line and "args:" in line)
+    assert lines[source].endswith("args: [write, x.txt, [REDACTED], extra]")
+    assert lines[source + 1].index("^") == lines[source].index("extra")
+    assert "[REDACTED]" in runs[4].stdout
