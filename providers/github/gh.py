@@ -54,6 +54,16 @@ def run_gh(
     if result.timed_out:
         outcome.error = f"gh timed out after {env.timeout:g} s; its process group was killed"
     elif result.exit_code != 0:
-        last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
-        outcome.error = f"gh {operation.name} exited with code {result.exit_code}: {last}"
+        # gh says what went wrong first, then what to try ("Try authenticating with: gh
+        # auth login", which is not how runtime gives gh its token); all of it was shown
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        said = lines[0].strip() if lines else "(no message)"
+        outcome.error = f"gh {operation.name} exited with code {result.exit_code}: {said}"
+        if "HTTP 401" in said:
+            default = env.run.default_host("github") == endpoints.host
+            login = "runtime auth login github" + ("" if default else f" --host {endpoints.host}")
+            outcome.hint = (
+                f"{endpoints.host} refused the github credential runtime gave gh: check it "
+                f"with `runtime auth status --live`, or store a new one with `{login}`"
+            )
     return outcome

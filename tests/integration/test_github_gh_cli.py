@@ -358,6 +358,26 @@ def test_gh_output_that_echoes_the_token_is_redacted(
     assert_no_token(failed, home)
 
 
+def test_a_refused_token_is_said_as_gh_says_it_first(
+    run: Callable[..., Result], gh: GitHubDouble, home: Path
+) -> None:
+    # the real gh's message: "HTTP 401: Bad credentials (URL)", then "Try authenticating
+    # with: gh auth login", which is not how runtime gives gh its token
+    wrong = "rt-wrong-token-for-gh-7e21c4"
+    failed = run(
+        "github", "pr", "list", "--repo", "acme/app", extra_env={"RUNTIME_GITHUB_TOKEN": wrong}
+    )
+    assert failed.code == 1, failed.stdout + failed.stderr
+    error = next(line for line in failed.stderr.splitlines() if "error:" in line)
+    assert "gh pr list exited with code 1: HTTP 401: Bad credentials" in error
+    assert "gh auth login" not in error
+    assert (
+        f"hint: localhost:{gh.port} refused the github credential runtime gave gh: check it "
+        "with `runtime auth status --live`"
+    ) in failed.stderr
+    assert_no_token(failed, home, wrong)
+
+
 def test_missing_credential_is_exit_4_before_gh_runs(
     cli_proc: Callable[..., Result],
     fake_gh: Callable[[str], tuple[dict[str, str], Path]],
