@@ -242,9 +242,17 @@ def probe_version(path: str, ctx: Context, ask: tuple[str, ...] = ("--version",)
     return match.group(1) if match else None
 
 
+def _java_release(version: str) -> str:
+    """Java 8 and older print 1.8.0 for the release called Java 8; JEP 223 dropped the
+    leading 1. from Java 9 on, and java>=8 means the release."""
+    first, _, rest = version.partition(".")
+    return rest if first == "1" and rest else version
+
+
 class RuntimeProgram(NamedTuple):
     programs: tuple[str, ...]  # looked up on PATH in this order
     ask: tuple[str, ...] = ("--version",)  # what makes it print its version
+    release: Callable[[str], str] | None = None  # the printed version as the name's scheme
 
 
 # MDA's runtime token is the name its ecosystem uses (rust, node, python...), not always a
@@ -260,7 +268,8 @@ RUNTIMES: dict[str, RuntimeProgram] = {
     "rust": RuntimeProgram(("rustc",)),
     "go": RuntimeProgram(("go",), ("version",)),
     "golang": RuntimeProgram(("go",), ("version",)),
-    "java": RuntimeProgram(("java",), ("-version",)),  # every Java; --version only from 9
+    # -version: every Java (--version only from 9)
+    "java": RuntimeProgram(("java",), ("-version",), _java_release),
     "ruby": RuntimeProgram(("ruby",)),
     "php": RuntimeProgram(("php",)),
     "perl": RuntimeProgram(("perl",)),
@@ -315,6 +324,9 @@ def check_runtime(req: Requirement, ctx: Context) -> Check:
     version = probe_version(path, ctx, known.ask)
     if version is None:
         return Check(req, TRUE, UNKNOWN, f"{probed}, but its version could not be read")
+    if known.release is not None and known.release(version) != version:
+        probed += f" (prints {version})"
+        version = known.release(version)
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 

@@ -74,6 +74,23 @@ def test_runtime_constraints(
     assert check["origin"] == "declared"
 
 
+def test_java_8_is_java_8_though_it_prints_1_8(cli, work: Path, tmp_path: Path) -> None:
+    # what Java 8's java -version prints (on stderr); Java 9 on drops the leading 1.
+    bin_dir = tmp_path / "bin"
+    fake_tool(
+        bin_dir,
+        "java",
+        """echo 'openjdk version "1.8.0_392"' >&2\necho 'OpenJDK Runtime Environment' >&2\n""",
+    )
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    for constraint, readiness in (("java>=8", "True"), ("java>=11", "False"), ("java<9", "True")):
+        write(work / "cap.md", cap_with(f'      runtime: ["{constraint}"]\n', LIST_STEP))
+        _, doc = preflight(cli, "cap.md", extra=env)
+        check = by_id(doc, f"runtime:{constraint}")
+        assert check["readiness"] == readiness, check
+        assert "(prints 1.8.0): 8.0 " in check["reason"], check
+
+
 def test_runtime_constraints_are_and_combined_and_python_means_python3(cli, work: Path) -> None:
     write(work / "cap.md", cap_with('      runtime: ["python>=3.8", "git>=2.0"]\n', LIST_STEP))
     code, doc = preflight(cli, "cap.md")
