@@ -4,10 +4,11 @@ What it guarantees:
 
 - Non-2xx responses fail the step with the status, GitHub's message and
   documentation URL, never the token.
-- Rate limits (403/429 with ``Retry-After`` or ``X-RateLimit-Remaining: 0``):
-  an idempotent request (GET, HEAD) waits as told, up to a bounded total,
-  and retries; a non-idempotent one is never retried and fails with the
-  reset time. 502/503/504 on an idempotent request are retried twice.
+- Rate limits (403/429 with ``Retry-After``, in seconds or as an HTTP date, or
+  ``X-RateLimit-Remaining: 0``): an idempotent request (GET, HEAD) waits as
+  told, up to a bounded total, and retries; a non-idempotent one is never
+  retried and fails with the reset time. 502/503/504 on an idempotent request
+  are retried twice.
 - Redirects are followed by hand (at most 5): the token goes only to the
   origin it belongs to; a write is never redirected to another host.
 - Time: every request must be complete (connected, sent, headers and body
@@ -483,10 +484,17 @@ class GitHubHTTP:
         retry_after = response.headers.get("retry-after")
         if retry_after is not None:
             try:
-                # at least a second: "Retry-After: 0" must not turn into a busy loop
-                return max(1.0, float(retry_after))
+                seconds = float(retry_after)
             except ValueError:
-                return None
+                # RFC 9110 allows a date too: how far it is from now by the client's clock
+                # (the clock X-RateLimit-Reset is read against)
+                at = _http_date(retry_after)
+                if at is None:
+                    return None
+                seconds = at - self.clock()
+            # at least a second: "Retry-After: 0" (or a date past) must not turn into a
+            # busy loop
+            return max(1.0, seconds)
         if response.headers.get("x-ratelimit-remaining") == "0":
             reset = response.headers.get("x-ratelimit-reset")
             try:
@@ -504,6 +512,8 @@ class GitHubHTTP:
             when = f"; the limit resets at {at}"
         elif retry_after and retry_after.isascii() and retry_after.isdigit():
             when = f"; retry after {retry_after} s"
+        elif retry_after and (date := _utc_time(_http_date(retry_after))) is not None:
+            when = f"; retry after {date}"
         return StepError(
             f"{response.status_code} rate limited: {shown}{when} ({why})",
             hint="run the step again after the reset",
@@ -742,9 +752,30 @@ def _reset_time(reset: str | None) -> str | None:
     server's header is untrusted: '²' is a digit to isdigit, 10**17 no date)."""
     if not reset or not (reset.isascii() and reset.isdigit()):
         return None
+    return _utc_time(int(reset))
+
+
+def _utc_time(epoch: float | None) -> str | None:
+    """``epoch`` (seconds) as a UTC time for a message; None for what is no date."""
+    if epoch is None:
+        return None
     try:
-        return datetime.fromtimestamp(int(reset), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _http_date(value: str) -> float | None:
+    """An HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``, or RFC 9110's obsolete forms) as
+    epoch seconds; None for what is not one (a server's header is untrusted)."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        at = parsedate_to_datetime(value)
+        if at.tzinfo is None:  # "-0000" and asctime's form: HTTP dates are in GMT
+            at = at.replace(tzinfo=UTC)
+        return at.timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
 
 

@@ -343,6 +343,7 @@ class GitHubDouble:
         body: bytes | str | Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         retry_after: int | None = None,
+        retry_after_date: bool = False,
         reset_in: int = 60,
         location: str | None = None,
         reset_connection: bool = False,
@@ -383,6 +384,7 @@ class GitHubDouble:
             body=body,
             headers=headers,
             retry_after=retry_after,
+            retry_after_date=retry_after_date,
             reset_in=reset_in,
             location=location,
             reset_connection=reset_connection,
@@ -445,10 +447,17 @@ class GitHubDouble:
         *,
         retry_after: int = 1,
         status: int = 429,
+        as_date: bool = False,
     ) -> Fault:
-        """Secondary rate limit: 429 (or 403) with ``Retry-After``."""
+        """Secondary rate limit: 429 (or 403) with ``Retry-After``: ``retry_after`` seconds,
+        or (``as_date``) the HTTP date that many seconds ahead, as RFC 9110 allows."""
         return self.inject(
-            path_regex, status, count, kind="secondary_rate_limit", retry_after=retry_after
+            path_regex,
+            status,
+            count,
+            kind="secondary_rate_limit",
+            retry_after=retry_after,
+            retry_after_date=as_date,
         )
 
     def inject_delay(self, path_regex: str, seconds: float, count: int | None = 1) -> Fault:

@@ -61,6 +61,8 @@ class Fault:
     body: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     retry_after: int | None = None
+    #: Send ``Retry-After`` as an HTTP date ``retry_after`` seconds ahead, not as seconds.
+    retry_after_date: bool = False
     reset_in: int = 60
     location: str | None = None
     reset_connection: bool = False
@@ -102,6 +104,7 @@ class FaultRegistry:
         body: bytes | str | Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         retry_after: int | None = None,
+        retry_after_date: bool = False,
         reset_in: int = 60,
         location: str | None = None,
         reset_connection: bool = False,
@@ -133,6 +136,7 @@ class FaultRegistry:
             body=encoded,
             headers=dict(headers or {}),
             retry_after=retry_after,
+            retry_after_date=retry_after_date,
             reset_in=reset_in,
             location=location,
             reset_connection=reset_connection,

@@ -14,6 +14,7 @@ import threading
 import time
 import traceback
 import zlib
+from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -316,7 +317,7 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"API rate limit exceeded for user ID {double.viewer_id}."
             payload = error_body(fault.status, message, _RATE_LIMIT_DOCS)
         elif fault.kind == "secondary_rate_limit":
-            headers["Retry-After"] = str(fault.retry_after if fault.retry_after is not None else 60)
+            headers["Retry-After"] = _retry_after(fault, 60)
             message = _SECONDARY_MESSAGE.format(request_id=request_id)
             payload = error_body(
                 fault.status, message, f"{_RATE_LIMIT_DOCS}#about-secondary-rate-limits"
@@ -331,7 +332,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             payload = error_body(fault.status, _phrase(fault.status))
         if fault.retry_after is not None:
-            headers["Retry-After"] = str(fault.retry_after)
+            headers["Retry-After"] = _retry_after(fault, fault.retry_after)
         headers.update(fault.headers)
         body = fault.body if fault.body is not None else json.dumps(payload).encode()
         return Response(fault.status, body, headers)
@@ -443,6 +444,15 @@ def _compress(body: bytes, mode: str) -> bytes:
         raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
         return raw.compress(body) + raw.flush()
     return zlib.compress(body)
+
+
+def _retry_after(fault: Fault, default: int) -> str:
+    """The ``Retry-After`` value of ``fault``: its seconds, or the HTTP date that many
+    seconds from now (RFC 9110 allows either)."""
+    seconds = fault.retry_after if fault.retry_after is not None else default
+    if fault.retry_after_date:
+        return formatdate(time.time() + seconds, usegmt=True)
+    return str(seconds)
 
 
 def _phrase(status: int) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -273,12 +275,33 @@ def test_missing_credential_fails_before_any_request_with_exit_4(
     assert gh.requests == []
 
 
-def test_rate_limited_get_waits_and_retries(cli, gh: GitHubDouble, genv) -> None:
-    gh.inject_secondary_rate_limit("/repos/acme/payments-api$", retry_after=1)
+@pytest.mark.parametrize("as_date", [False, True], ids=["seconds", "date"])
+def test_rate_limited_get_waits_and_retries(cli, gh: GitHubDouble, genv, as_date: bool) -> None:
+    """Retry-After: 1, or the HTTP date a second ahead (RFC 9110 allows both): the date is
+    sent in whole seconds, so it may be less than a second away, and a second is the least
+    wait."""
+    gh.inject_secondary_rate_limit("/repos/acme/payments-api$", retry_after=1, as_date=as_date)
     gh.reset_counters()
+    started = time.monotonic()
     code, _doc = run(cli, genv, "repo", "view", "acme/payments-api")
     assert code == 0
+    assert time.monotonic() - started >= 1
     assert len(gh.requests) == 2
+
+
+def test_a_retry_after_date_beyond_the_bound_fails_naming_it(cli, gh: GitHubDouble, genv) -> None:
+    gh.inject_secondary_rate_limit(
+        "/repos/acme/payments-api$", count=None, retry_after=3600, as_date=True
+    )
+    gh.reset_counters()
+    code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
+    assert code == 1 and len(gh.requests) == 1
+    error = doc["steps"][0]["error"]
+    assert re.fullmatch(
+        r"429 rate limited: GET /repos/acme/payments-api; "
+        r"retry after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(waiting would exceed 3 s\)",
+        error,
+    ), error
 
 
 def test_rate_limit_beyond_the_bound_fails_with_the_reset_time(cli, gh: GitHubDouble, genv) -> None:
@@ -291,8 +314,9 @@ def test_rate_limit_beyond_the_bound_fails_with_the_reset_time(cli, gh: GitHubDo
     )
 
 
-def test_rate_limited_write_is_never_retried(cli, gh: GitHubDouble, genv) -> None:
-    gh.inject_secondary_rate_limit("/orgs/acme/repos", retry_after=1, count=None)
+@pytest.mark.parametrize("as_date", [False, True], ids=["seconds", "date"])
+def test_rate_limited_write_is_never_retried(cli, gh: GitHubDouble, genv, as_date: bool) -> None:
+    gh.inject_secondary_rate_limit("/orgs/acme/repos", retry_after=1, count=None, as_date=as_date)
     gh.reset_counters()
     code, doc = run(cli, genv, "repo", "create", "name=x", "org=acme")
     assert code == 1

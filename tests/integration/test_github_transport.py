@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ import pytest
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP
 from runtime import __version__
+from runtime.errors import StepError
+from tests.conftest import REPO as CHECKOUT
 from tests.conftest import RUNTIME_BIN
 from tests.github_double import GitHubDouble
 from tests.github_double.peak_rss import run_measured
@@ -288,7 +291,8 @@ def _execute(
     started = time.monotonic()
     result = cli_proc(
         *("--output", "json", "capability", "execute", "view.md", "--timeout", step_limit),
-        extra_env={**genv, **extra},
+        # this checkout's code, whichever checkout the installed `runtime` was made from
+        extra_env={**genv, "PYTHONPATH": str(CHECKOUT), **extra},
         timeout=30,
     )
     return time.monotonic() - started, result
@@ -329,17 +333,71 @@ def test_a_trickle_ends_at_the_step_time_limit(
     assert record["duration_ms"] < (3 + MARGIN) * 1000
 
 
+@pytest.mark.parametrize("as_date", [False, True], ids=["seconds", "date"])
 def test_a_rate_limit_wait_past_the_step_limit_fails_at_once(
-    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str], work: Path
+    cli_proc: Any, gh: GitHubDouble, genv: dict[str, str], work: Path, as_date: bool
 ) -> None:
-    """Retry-After: 10 is within RUNTIME_GITHUB_MAX_WAIT (60 s), not within --timeout 3."""
-    gh.inject_secondary_rate_limit(REPO, count=None, retry_after=10)
+    """Retry-After: 10 (or the date 10 s ahead) is within RUNTIME_GITHUB_MAX_WAIT (60 s),
+    not within --timeout 3."""
+    gh.inject_secondary_rate_limit(REPO, count=None, retry_after=10, as_date=as_date)
     took, result = _execute(cli_proc, work, genv, "3")
     assert result.code == 1, result.stdout + result.stderr
     error = result.json()["steps"][0]["error"]
     assert "429 rate limited: GET /repos/acme/app" in error
     assert "waiting would pass the step's time limit of 3 s" in error
     assert took < 3 and len(gh.requests) == 1
+
+
+# 07:27:30 GMT by the client's clock: a Retry-After date is read against it
+CLOCK = datetime(2026, 10, 21, 7, 27, 30, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "waits"),
+    [
+        ("Wed, 21 Oct 2026 07:28:00 GMT", [30.0]),
+        ("Wed, 21 Oct 2026 09:28:00 +0200", [30.0]),
+        # RFC 9110's obsolete forms, which a recipient must read: RFC 850 and asctime (in
+        # GMT, though it names no zone)
+        ("Wednesday, 21-Oct-26 07:28:00 GMT", [30.0]),
+        ("Wed Oct 21 07:28:00 2026", [30.0]),
+        # a date already past waits a second, as Retry-After: 0 does
+        ("Wed, 21 Oct 2026 07:00:00 GMT", [1.0]),
+    ],
+    ids=["imf", "offset", "rfc850", "asctime", "past"],
+)
+def test_a_retry_after_date_is_measured_against_the_clients_clock(
+    gh: GitHubDouble, retry_after: str, waits: list[float]
+) -> None:
+    gh.inject(REPO, 429, kind="secondary_rate_limit", headers={"Retry-After": retry_after})
+    endpoints = ep.resolve({"GITHUB_API_URL": gh.api_url}, None, None)
+    slept: list[float] = []
+    http = GitHubHTTP(endpoints, TOKEN, {}, sleep=slept.append, clock=lambda: CLOCK)
+    try:
+        response = http.request("GET", "/repos/acme/app")
+    finally:
+        http.close()
+    assert response.status == 200 and slept == waits
+    assert len(gh.requests) == 2
+
+
+def test_a_retry_after_date_past_the_max_wait_fails_naming_it(gh: GitHubDouble) -> None:
+    """07:29:00 is 90 s ahead of the client's clock: more than the 60 s it may wait."""
+    limited = {"Retry-After": "Wed, 21 Oct 2026 07:29:00 GMT"}
+    gh.inject(REPO, 429, count=None, kind="secondary_rate_limit", headers=limited)
+    endpoints = ep.resolve({"GITHUB_API_URL": gh.api_url}, None, None)
+    slept: list[float] = []
+    http = GitHubHTTP(endpoints, TOKEN, {}, sleep=slept.append, clock=lambda: CLOCK)
+    try:
+        with pytest.raises(StepError) as failed:
+            http.request("GET", "/repos/acme/app")
+    finally:
+        http.close()
+    assert failed.value.message == (
+        "429 rate limited: GET /repos/acme/app; retry after 2026-10-21 07:29:00 UTC "
+        "(waiting would exceed 60 s)"
+    )
+    assert slept == [] and len(gh.requests) == 1
 
 
 def test_endless_next_links_stop_after_100_pages(
