@@ -446,15 +446,21 @@ class GitHubProvider(ProviderBase):
     def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
         """Validation (``args`` as authored, after the operation words): an ``api`` step
         whose METHOD and PATH are literal names a route GitHub documents; a literal
-        OWNER/REPO or ORG is one a route can take. A ${reference} is not known before plan
-        time: checked then, with its value."""
+        OWNER/REPO or ORG is one a route can take; ``repo create visibility=internal``
+        has an ``org=``. A ${reference} is not known before plan time: checked then, with
+        its value (:func:`providers.github.ops.inspect`)."""
         binding, _ = bind(operation, args)
+        pieces = [(Piece(a, None, "${" in a),) for a in args]
         if operation.name == "api":
             from providers.github.routes import check_api
 
-            pieces = [(Piece(a, None, "${" in a),) for a in args]
-            problems, _, _ = check_api(resolve_call(binding, args, pieces))
-            return problems
+            found, _, _ = check_api(resolve_call(binding, args, pieces))
+            return found
+        problems: list[BindingProblem] = []
+        if operation.name == "repo create":
+            from providers.github.routes import check_repo_create
+
+            problems += check_repo_create(resolve_call(binding, args, pieces))
         declared = {p.name: p.in_route for p in operation.positionals}
         declared.update((o.name, o.in_route) for o in operation.options or ())
         authored = [
@@ -467,10 +473,10 @@ class GitHubProvider(ProviderBase):
             if declared.get(key) in _NAMES_IN_ROUTE and "${" not in args[index]
         ]
         if not authored:
-            return []
+            return problems
         from providers.github.routes import VALUE_KINDS, authored_problems
 
-        return [
+        return problems + [
             problem
             for index, value, in_route in authored
             for problem in authored_problems(index, value, VALUE_KINDS[str(in_route)])

@@ -257,7 +257,9 @@ def repo_create(operation: Operation, call: BoundCall, env: StepEnvironment) -> 
     pairs = [(k, v) for k, v in call.options if k != "org"]
     if not org:
         # POST /user/repos has no `visibility`: GitHub would ignore it and create a public
-        # repository, so it is translated to `private` (internal exists only in organizations).
+        # repository, so it is translated to `private` (internal exists only in organizations:
+        # refused at validation and plan time, routes.check_repo_create; refused here too,
+        # should a call ever come without a plan).
         visibility = call.option("visibility")
         if visibility is not None:
             if visibility not in ("private", "public"):
@@ -428,7 +430,8 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
 
 
 def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspection) -> None:
-    """Input values that would change a REST route, and the documented route of ``api``."""
+    """Input values that would change a REST route, the documented route of ``api``, and
+    an internal repository asked of the route that cannot make one (``repo create``)."""
     from providers.github import routes
 
     if operation.name == "api":
@@ -456,6 +459,8 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
             inspection.problems.extend(
                 routes.value_problems(index, call.option_pieces(option.name), kind)
             )
+    if operation.name == "repo create":
+        inspection.problems.extend(routes.check_repo_create(call))
 
 
 def check_token(environ: Any, run: RunContext, host: str, token: str) -> dict[str, Any]:

@@ -10,8 +10,13 @@ ORG, ``file put``'s PATH, ``repo create``'s ``org=``) may not contain ``?``,
 ``#``, ``%``, whitespace or control characters, nor make a ``.`` or ``..``
 segment; an OWNER/REPO value holds at most one ``/``, an ORG value none. In an
 ``api`` route an input fills the route's parameters only, never one of its
-fixed segments. This module imports neither the HTTP client nor the engine's
-plan: validation uses it too.
+fixed segments.
+
+``repo create``'s ``visibility=internal`` needs the organization route (``org=``):
+POST /user/repos takes no visibility.
+
+This module imports neither the HTTP client nor the engine's plan: validation
+uses it too.
 """
 
 from __future__ import annotations
@@ -407,3 +412,39 @@ def check_api(call: BoundCall) -> tuple[list[BindingProblem], Route | None, str 
                 None,
             )
     return [], documented_route, None
+
+
+# -- repo create ------------------------------------------------------------------------------
+
+
+def check_repo_create(call: BoundCall) -> list[BindingProblem]:
+    """``visibility=internal`` in a call that goes to POST /user/repos (no ``org=``, or an
+    empty one): GitHub makes internal repositories only in organizations. Its POST
+    /orgs/{org}/repos takes ``internal``; POST /user/repos has no ``visibility`` at all, so
+    the repository could only be created public or private, which is not what was asked.
+    Refused before anything runs; a value not known yet (an input, at validation) is
+    checked once it is."""
+    visibility = call.option_pieces("visibility")
+    org = call.option_pieces("org")
+    if any(p.missing for p in (*visibility, *org)):
+        return []
+    if "".join(p.text for p in visibility) != "internal" or "".join(p.text for p in org):
+        return []
+    from_inputs = [p.input for p in visibility if p.input is not None]
+    org_inputs = [p.input for p in org if p.input is not None]
+    asked = "visibility=internal" + (f" (from {_names(from_inputs)})" if from_inputs else "")
+    if org_inputs:
+        without = f"with an empty org= (from {_names(org_inputs)})"
+    else:
+        without = "without org=" if call.option("org") is None else "with an empty org="
+    binding = call.binding
+    index = next((i for k, i in binding.options if k == "visibility"), -1) if binding else -1
+    return [
+        BindingProblem(
+            index,
+            f"{asked} {without}: GitHub makes internal repositories only in organizations",
+            "add org=ORG (an organization on GitHub Enterprise Cloud or Server), or use "
+            "visibility=private or visibility=public",
+            code="missing-option",
+        )
+    ]

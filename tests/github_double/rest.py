@@ -945,17 +945,16 @@ class RestApi:
                     }
                 ],
             )
-        private = bool(payload.get("private", False)) or payload.get("visibility") in (
-            "private",
-            "internal",
-        )
+        # only the organization route takes `visibility` (internal included, as on GitHub
+        # Enterprise Cloud and Server); POST /user/repos documents none, and a field
+        # GitHub does not document is ignored
+        visibility = payload.get("visibility") if org else None
+        private = bool(payload.get("private", False)) or visibility in ("private", "internal")
         repo = self.state.add_repo(
             owner,
             name,
             private=private,
-            visibility=payload.get("visibility")
-            if payload.get("visibility") == "internal"
-            else None,
+            visibility=visibility if visibility == "internal" else None,
             description=payload.get("description"),
             homepage=payload.get("homepage"),
             has_issues=bool(payload.get("has_issues", True)),

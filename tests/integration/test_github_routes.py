@@ -295,6 +295,128 @@ def test_a_typed_api_call_to_an_undocumented_route_is_refused(
     assert ok.code == 0, ok.stderr
 
 
+# -- an internal repository only where GitHub makes one -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "repo, create, name=x, visibility=internal",
+        "repo, create, name=x, visibility=internal, org=",
+    ],
+    ids=["no-org", "empty-org"],
+)
+def test_a_literal_internal_repository_without_org_is_a_validation_error(
+    cli: Callable[..., Result], work: Path, args: str
+) -> None:
+    path = write(work / "internal.md", capability(LITERAL.format(args=args)))
+    text = cli("capability", "validate", "internal.md")
+    assert text.code == 2
+    line, column = position(path, "visibility=internal")
+    assert f"internal.md:{line}:{column}: error: step 1: visibility=internal " in text.stdout
+    result = cli("--output", "json", "capability", "validate", "internal.md")
+    assert result.code == 2
+    doc = result.json()
+    check_schema(doc, "validate")
+    (problem,) = doc["capabilities"][0]["problems"]
+    assert (problem["line"], problem["column"], problem["code"]) == (
+        line,
+        column,
+        "missing-option",
+    )
+    assert "GitHub makes internal repositories only in organizations" in problem["message"]
+    assert problem["hint"].startswith("add org=ORG")
+    assert "visibility=private or visibility=public" in problem["hint"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "repo, create, name=x, visibility=internal, org=acme",
+        'repo, create, name=x, visibility=internal, "org=${v}"',
+        'repo, create, name=x, "visibility=${v}"',
+        "repo, create, name=x, visibility=private",
+    ],
+)
+def test_an_internal_repository_that_may_have_an_org_validates(
+    cli: Callable[..., Result], work: Path, args: str
+) -> None:
+    body = (STEP if "${" in args else LITERAL).format(args=args)
+    write(work / "ok.md", capability(body))
+    result = cli("capability", "validate", "ok.md")
+    assert result.code == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", ["plan", "execute"])
+def test_an_internal_repository_from_an_input_without_org_is_refused_at_plan_time(
+    cli: Callable[..., Result], work: Path, gh: GitHubDouble, command: str
+) -> None:
+    path = write(
+        work / "create.md", capability(STEP.format(args='repo, create, name=x, "visibility=${v}"'))
+    )
+    doc = assert_refused(
+        run_cap(cli, gh, command, "create.md", "internal"), gh, path, '"visibility=${v}"'
+    )
+    assert doc["error"]["message"] == (
+        "visibility=internal (from input 'v') without org=: GitHub makes internal "
+        "repositories only in organizations (step 1); nothing ran"
+    )
+    (problem,) = doc["error"]["problems"]
+    assert problem["message"].startswith("step 1 (github repo create): visibility=internal")
+    assert problem["code"] == "missing-option"
+    # another value of the same input is no internal repository: it runs
+    assert run_cap(cli, gh, "plan", "create.md", "private").code == 0
+
+
+def test_a_typed_internal_repository_without_org_is_refused_before_any_request(
+    cli: Callable[..., Result], gh: GitHubDouble
+) -> None:
+    for org in ((), ("org=",)):
+        gh.reset_counters()
+        result = cli(
+            *("-o", "json", "github", "repo", "create", "name=x", "visibility=internal", *org),
+            extra_env=gh.runtime_env(),
+        )
+        assert result.code == 2, result.stdout + result.stderr
+        assert gh.requests == []
+        error = result.json()["error"]
+        assert error["code"] == "usage"
+        assert error["message"].startswith("visibility=internal with")
+        assert "only in organizations" in error["message"]
+        assert "add org=ORG" in error["hint"]
+    # in an organization it is made, internal
+    result = cli(
+        *("-o", "json", "github", "repo", "create", "name=x", "visibility=internal", "org=acme"),
+        extra_env=gh.runtime_env(),
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert result.json()["steps"][0]["data"]["visibility"] == "internal"
+    assert [f"{r.method} {r.path}" for r in gh.requests] == ["POST /orgs/acme/repos"]
+
+
+def test_only_the_organization_route_takes_an_internal_visibility() -> None:
+    """What the refusal rests on, in GitHub's OpenAPI descriptions: POST /user/repos has
+    no visibility; POST /orgs/{org}/repos takes internal on GitHub Enterprise (Cloud and
+    Server), and only public or private on api.github.com."""
+
+    def visibility(description: str, route: str) -> Any:
+        try:
+            path = openapi_path(description)
+        except SchemaNotInstalledError as exc:
+            if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
+                pytest.fail(str(exc))
+            pytest.skip(str(exc))
+        document = json.loads(path.read_text(encoding="utf-8"))
+        body = document["paths"][route]["post"]["requestBody"]["content"]["application/json"]
+        return body["schema"]["properties"].get("visibility")
+
+    for description in ("api.github.com", "ghec", "ghes-3.19"):
+        assert visibility(description, "/user/repos") is None, description
+    assert visibility("api.github.com", "/orgs/{org}/repos")["enum"] == ["public", "private"]
+    for description in ("ghec", "ghes-3.19"):
+        assert "internal" in visibility(description, "/orgs/{org}/repos")["enum"], description
+
+
 # -- the operation id in plan, execute and audit ----------------------------------------------
 
 
