@@ -890,6 +890,10 @@ class StepOutcome:
     truncated: bool = False
     streamed: bool = False  # the output already reached the terminal while the step ran
     details: dict[str, Any] = field(default_factory=dict)
+    # The output as bytes, where text would not keep them (an archive a REST call
+    # answered): ``--output raw`` writes these, redacted, instead of ``output``, which is
+    # then what text mode shows of them.
+    raw: bytes | None = None
 
 
 # -- URLs set by users --------------------------------------------------------------------

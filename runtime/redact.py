@@ -158,6 +158,14 @@ class Redactor:
                 value = value.replace(form, REDACTED)
         return value
 
+    def binary(self, value: bytes) -> bytes:
+        """:meth:`text` over bytes that need not be UTF-8 (an archive): what reads as
+        UTF-8 is redacted as text is, and every other byte is kept as it is (read and
+        written back with surrogateescape). ``value`` itself when nothing is redacted."""
+        text = value.decode("utf-8", "surrogateescape")
+        redacted = self.text(text)
+        return value if redacted == text else redacted.encode("utf-8", "surrogateescape")
+
     def may_change_json(self, encoded: str) -> bool:
         """Whether :meth:`data` could change the data whose JSON text is ``encoded``.
 

@@ -69,6 +69,21 @@ def _emit(stream: Any, text: str) -> None:
         raise Terminated(signal.SIGPIPE)
 
 
+def _emit_bytes(data: bytes) -> None:
+    """:func:`_emit` of bytes, on stdout: written as they are, whatever stdout's encoding."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream put in stdout's place: the best it can take
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+    if reader_gone():
+        from runtime.provider import Terminated
+
+        raise Terminated(signal.SIGPIPE)
+
+
 def _steps(indices: list[int]) -> str:
     """``step 3``, ``steps 3, 4``."""
     return step_ranges((i, i) for i in indices)
@@ -234,10 +249,27 @@ class RawReporter:
         outcome = result.outcome
         last = result.planned.index == total
         if last and result.failure is None and outcome is not None and not outcome.streamed:
-            _emit(sys.stdout, self.redactor.text(outcome.output))
+            if outcome.raw is not None:
+                self._bytes(result.planned.index, outcome.raw)
+            else:
+                _emit(sys.stdout, self.redactor.text(outcome.output))
         lines = _failure_lines(result, self.redactor, "")
         if lines:
             _emit(sys.stderr, lines)
+
+    def _bytes(self, index: int, raw: bytes) -> None:
+        """A step's output as bytes (an archive): written exactly, but for a secret in
+        them, redacted as everywhere; then they are no longer what the step received,
+        which stderr says (a file with [REDACTED] in it may no longer open)."""
+        redacted = self.redactor.binary(raw)
+        if redacted is not raw:
+            _emit(
+                sys.stderr,
+                f"warning: step {index}'s output holds a secret, or text shaped like a token "
+                "or a URL's user: [REDACTED] stands in its place, so the bytes written are "
+                "not the ones received\n",
+            )
+        _emit_bytes(redacted)
 
 
 class QuietReporter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from runtime.redact import REDACTED, Redactor
@@ -67,3 +67,19 @@ def test_a_plain_record_takes_the_shortcut() -> None:
     r = redactor()
     record = {"args": ["write", "./out/a.txt", "content"], "event": "step", "step": 1}
     assert not r.may_change_json(json.dumps(record, sort_keys=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64), st.binary(max_size=64))
+def test_bytes_that_are_not_utf8_are_kept_and_a_secret_among_them_redacted(
+    before: bytes, after: bytes
+) -> None:
+    """An archive's bytes: every byte kept as it is, but for a secret's (the NULs keep
+    the bytes around it from joining its first or last character into another)."""
+    assume(b"://" not in before + after and b"gh" not in before + after)  # no token shapes
+    r = redactor()
+    assert r.binary(before + after) == before + after
+    secret = "caf\u00e9-\U0001f511-key".encode()
+    redacted = r.binary(before + b"\x00" + secret + b"\x00" + after)
+    assert secret not in redacted
+    assert redacted.startswith(before + b"\x00") and redacted.endswith(b"\x00" + after)
