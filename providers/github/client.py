@@ -69,8 +69,12 @@ _log = get_logger("providers.github")
 class Response:
     status: int
     headers: Mapping[str, str]  # by case-insensitive name (httpx.Headers)
+    # the body's JSON value; for a body that is not JSON (a text, an archive) its text,
+    # or None when it is not text (:meth:`Reply.text`)
     data: Any
     url: str
+    content: bytes = b""  # the body as received (decoded from gzip or deflate)
+    is_json: bool = True  # whether ``data`` was read from the body as JSON
 
 
 class _BadLocation(Exception):
@@ -128,8 +132,18 @@ class Reply:
         return loads(self.content)
 
     @property
-    def text(self) -> str:
-        return self.content.decode(self._response.encoding or "utf-8", errors="replace")
+    def text(self) -> str | None:
+        """The body as text, in the charset its Content-Type names (else UTF-8); None
+        when it is not text: bytes that do not decode, or a NUL byte (which no text
+        holds and an uncompressed archive does). Nothing is replaced: what is not
+        text is kept whole, as bytes."""
+        content = self.content
+        if b"\0" in content:
+            return None
+        try:
+            return content.decode(self._response.encoding or "utf-8")
+        except UnicodeDecodeError:
+            return None
 
 
 def _setting(environ: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
@@ -303,8 +317,9 @@ class GitHubHTTP:
                     ms=round((time.perf_counter() - started) * 1000, 3),
                 )
             if 200 <= status < 300 or status in ok_statuses:
+                data, is_json = self._decode(response, shown)
                 return Response(
-                    status, response.headers, self._decode(response, shown), str(response.url)
+                    status, response.headers, data, str(response.url), response.content, is_json
                 )
             wait = self._rate_limit_wait(response)
             if wait is not None:
@@ -464,19 +479,26 @@ class GitHubHTTP:
         return b"".join(chunks)
 
     # -- decoding and errors ----------------------------------------------------------
-    def _decode(self, response: Reply, shown: str) -> Any:
+    def _decode(self, response: Reply, shown: str) -> tuple[Any, bool]:
+        """The body's value, and whether it is JSON: what a Content-Type naming JSON says
+        is JSON (or fails the step as malformed), as is a body without a Content-Type
+        that reads as JSON; any other body is its text, or None when it is not text (an
+        archive, an image: the bytes are in the response's ``content``)."""
         if response.status_code == 204 or not response.content:
-            return None
-        try:
-            return response.json()
-        except (ValueError, UnicodeDecodeError, RecursionError):  # nested past any record
-            ctype = response.headers.get("content-type", "")
-            if "json" not in ctype:
-                return response.text
-            raise StepError(
-                f"GitHub returned malformed JSON for {shown} ({len(response.content)} bytes)",
-                hint="retry later; if it persists the server or a proxy is corrupting responses",
-            ) from None
+            return None, True
+        ctype = response.headers.get("content-type", "").lower()
+        if not ctype or "json" in ctype:
+            try:
+                return response.json(), True
+            except (ValueError, UnicodeDecodeError, RecursionError):  # nested past any record
+                if ctype:
+                    raise StepError(
+                        f"GitHub returned malformed JSON for {shown} "
+                        f"({len(response.content)} bytes)",
+                        hint="retry later; if it persists the server or a proxy is "
+                        "corrupting responses",
+                    ) from None
+        return response.text, False
 
     def _rate_limit_wait(self, response: Reply) -> float | None:
         if response.status_code not in (403, 429):

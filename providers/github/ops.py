@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
-from providers.github.client import GitHubHTTP, build_body, dumps
+from providers.github.client import GitHubHTTP, Response, build_body, dumps
 from runtime.provider import (
     ApiRoute,
     BindingProblem,
@@ -331,8 +331,31 @@ def api(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutc
         r = http.request(method, path, params=list(call.options) or None)
     else:
         r = http.request(method, path, body=build_body(list(call.options)))
+    if r.content and not r.is_json:
+        return _body(r)
     text = dumps(r.data) if r.data is not None else f"{r.status}"
     return _ok(r.data, text, r.status)
+
+
+def _body(r: Response) -> StepOutcome:
+    """An answer that is not JSON (a tarball, a job's log, GET /zen), kept whole: its bytes
+    for ``--output raw``; in the data, its text, or its bytes in base64 when it is not text
+    (JSON holds no bytes); and in text mode the text, or a line saying what it is, since
+    bytes shown on a terminal are neither readable nor harmless."""
+    content_type = r.headers.get("content-type")
+    data: dict[str, Any] = {"content_type": content_type, "bytes": len(r.content)}
+    if isinstance(r.data, str):
+        data["text"] = shown = r.data
+    else:
+        data["base64"] = base64.b64encode(r.content).decode("ascii")
+        shown = (
+            f"(not shown: a binary body, {len(r.content)} bytes of "
+            f"{content_type or 'no Content-Type'}; --output raw writes it as received, "
+            "e.g. to a file with > FILE)"
+        )
+    outcome = _ok(data, shown, r.status)
+    outcome.raw = r.content
+    return outcome
 
 
 # -- GraphQL ----------------------------------------------------------------------------------

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
+import io
 import math
 import re
+import tarfile
+import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -566,6 +570,33 @@ def _dir_json(repo: Repo, path: str, ref: str, req: Request) -> dict[str, Any]:
     }
 
 
+# ------------------------------------------------------------------ archives
+#: What GET /zen answers (GitHub picks one of its sayings; the double always this one).
+ZEN = "Design for failure."
+
+
+def archive(repo: Repo, branch: str, kind: str) -> bytes:
+    """The files of ``branch`` as GitHub's tarball (gzip'd tar) or zipball, under a
+    ``OWNER-REPO-SHA/`` folder; the same bytes for the same files (no timestamps)."""
+    files = repo.branches.get(branch, {})
+    top = f"{repo.owner}-{repo.name}-{fake_sha(repo.full_name, branch)[:7]}/"
+    out = io.BytesIO()
+    if kind == "zipball":
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for path in sorted(files):
+                zipped.writestr(zipfile.ZipInfo(top + path), files[path].content)
+        return out.getvalue()
+    with (
+        gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gzipped,
+        tarfile.open(fileobj=gzipped, mode="w") as tar,
+    ):
+        for path in sorted(files):
+            info = tarfile.TarInfo(top + path)
+            info.size = len(files[path].content)
+            tar.addfile(info, io.BytesIO(files[path].content))
+    return out.getvalue()
+
+
 # ------------------------------------------------------------------- router
 class RestApi:
     """Routes REST requests to handlers backed by :class:`State`."""
@@ -631,8 +662,13 @@ class RestApi:
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", self.list_run_jobs)
         r("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", self.list_run_artifacts)
         r("GET", "/repos/{owner}/{repo}/readme", self.get_readme)
+        r("GET", "/repos/{owner}/{repo}/tarball/{ref+}", self.tarball)
+        r("GET", "/repos/{owner}/{repo}/zipball/{ref+}", self.zipball)
+        # what codeload.github.com serves, not the REST API: not in ``templates``
+        r("GET", "/_codeload/{owner}/{repo}/{kind}/{ref+}", self.codeload, api=False)
+        r("GET", "/zen", self.zen)
 
-    def _route(self, method: str, template: str, handler: Handler) -> None:
+    def _route(self, method: str, template: str, handler: Handler, *, api: bool = True) -> None:
         def group(match: re.Match[str]) -> str:
             name = match.group(1)
             if name.endswith("+"):
@@ -641,7 +677,8 @@ class RestApi:
 
         pattern = re.compile("^" + re.sub(r"\{([a-z_]+\+?)\}", group, template) + "/?$")
         self._routes.append((method, pattern, handler))
-        self.templates.append((method, template.replace("+}", "}")))
+        if api:
+            self.templates.append((method, template.replace("+}", "}")))
 
     def handle(self, req: Request) -> Response:
         for method, pattern, handler in self._routes:
@@ -1442,6 +1479,39 @@ class RestApi:
                 "protected": False,
             },
         )
+
+    # --------------------------------------------------------- archives
+    def tarball(self, req: Request, owner: str, repo: str, ref: str) -> Response:
+        return self._archive_redirect(req, owner, repo, ref, "legacy.tar.gz")
+
+    def zipball(self, req: Request, owner: str, repo: str, ref: str) -> Response:
+        return self._archive_redirect(req, owner, repo, ref, "legacy.zip")
+
+    def _archive_redirect(
+        self, req: Request, owner: str, repo: str, ref: str, kind: str
+    ) -> Response:
+        """As GitHub answers: 302 to the archive, which codeload.github.com serves. The
+        double serves it itself, on its own origin (``/_codeload/...``)."""
+        found = self._repo(req, owner, repo)
+        self._ref(found, ref)
+        location = f"{req.web_root}/_codeload/{found.full_name}/{kind}/{ref}"
+        return Response(302, b"", {"Location": location})
+
+    def codeload(self, req: Request, owner: str, repo: str, kind: str, ref: str) -> Response:
+        found = self._repo(req, owner, repo)
+        branch = self._ref(found, ref)
+        if kind == "legacy.tar.gz":
+            return Response(
+                200, archive(found, branch, "tarball"), {"Content-Type": "application/x-gzip"}
+            )
+        if kind == "legacy.zip":
+            return Response(
+                200, archive(found, branch, "zipball"), {"Content-Type": "application/zip"}
+            )
+        raise ApiError(404, "Not Found")
+
+    def zen(self, req: Request) -> Response:
+        return Response(200, ZEN.encode(), {"Content-Type": "text/plain;charset=utf-8"})
 
     # --------------------------------------------------------- releases
     @staticmethod
