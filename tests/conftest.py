@@ -51,6 +51,9 @@ def base_env(home: Path) -> dict[str, str]:
         "HOME": str(home.parent),
         "LANG": "C.UTF-8",
         "RUNTIME_HOME": str(home),
+        # the CLI a test starts runs this checkout's code (a second worktree's too, with
+        # the first one's venv); in a clone it is what the editable install points at
+        "PYTHONPATH": str(REPO),
     }
     return env
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, RUNTIME_BIN, check_schema
+from tests.conftest import RUNTIME_BIN, check_schema
 from tests.github_double import GitHubDouble
 from tests.github_double.rest import ZEN, archive
 
@@ -62,8 +62,7 @@ def run(gh: GitHubDouble, env: dict[str, str], work: Path) -> Any:
         proc = subprocess.run(
             [str(RUNTIME_BIN), *args],
             cwd=work,
-            # this checkout's code, whichever checkout the installed `runtime` was made from
-            env={**env, **gh.runtime_env(), "PYTHONPATH": str(REPO)},
+            env={**env, **gh.runtime_env()},  # env: this checkout's code (PYTHONPATH)
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=60,
