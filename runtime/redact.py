@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from runtime.text import json_dumps
+
 REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(
     r"(?i)(token|secret|password|passwd|api[_-]?key|private[_-]?key|credential)"
@@ -101,7 +103,7 @@ class Redactor:
         # gate -> the forms it opens, longest first
         self._groups: dict[str, tuple[str, ...]] = {}
         self._gates: tuple[str, ...] = ()
-        # each gate as it appears inside a JSON string (json's default ensure_ascii)
+        # each gate as it appears inside a JSON string (as runtime.text.json_dumps writes it)
         self._escaped: tuple[str, ...] = ()
 
     def add(self, secret: str | None) -> None:
@@ -123,7 +125,7 @@ class Redactor:
             gate: tuple(sorted(forms, key=lambda f: (-len(f), f))) for gate, forms in groups.items()
         }
         self._gates = tuple(sorted(self._groups, key=lambda g: (-len(g), g)))
-        self._escaped = tuple(dict.fromkeys(json.dumps(g)[1:-1] for g in self._gates))
+        self._escaped = tuple(dict.fromkeys(json_dumps(g)[1:-1] for g in self._gates))
 
     def add_environment(self, environ: Mapping[str, str]) -> None:
         """The values of the variables of ``environ`` named like secrets (the token
@@ -169,8 +171,8 @@ class Redactor:
     def may_change_json(self, encoded: str) -> bool:
         """Whether :meth:`data` could change the data whose JSON text is ``encoded``.
 
-        ``encoded`` must come from :mod:`json` with its default ``ensure_ascii``.
-        JSON escapes each character on its own, so a form of a secret inside any
+        ``encoded`` must come from :func:`runtime.text.json_dumps`, as the audit log's
+        records do. It escapes each character on its own, so a form of a secret inside any
         string of the data appears in the text as that form escaped, and so does
         the gate it contains; the token and URL tests are looser than
         :meth:`text`'s. ``False`` is therefore a proof that redaction would change

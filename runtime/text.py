@@ -8,14 +8,17 @@ is not what is there). :func:`printable` shows each as the escape Python's ``rep
 would (``\\x1b``, ``\\r``, ``\\u202e``): the notation ``plan`` uses for input values.
 
 Text output passes what it shows through it (the CLI's ``out``/``err``, tables, step
-output); JSON output keeps the data exact, and raw output (bytes passed through for
-a pipe) is not text output.
+output); JSON output (:func:`json_dumps`) keeps the data exact but for lone surrogates,
+which it shows as text output does, and raw output (bytes passed through for a pipe)
+is not text output.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Container, Iterable, Sequence
+from typing import Any
 
 # C0 controls; DEL and C1 controls, the bidirectional marks, embeddings, overrides and
 # isolates, the line and paragraph separators (a line break to some viewers); and lone
@@ -46,10 +49,35 @@ def _escape(match: re.Match[str]) -> str:
 _JSON_RAW = re.compile(f"[{_OTHERS}]")
 
 
+def json_dumps(value: Any, **options: Any) -> str:
+    """``value`` as JSON text (``options`` as for :func:`json.dumps`; anything JSON cannot
+    hold as its ``str``): the one way runtime writes JSON (``--output json`` documents,
+    the audit log, the JSON event stream), so that every string in each is Unicode, as
+    I-JSON (RFC 7493) and the strictest readers require. See :func:`json_text`."""
+    options.setdefault("default", str)
+    return json_text(json.dumps(value, ensure_ascii=False, **options))
+
+
 def json_text(document: str) -> str:
-    """A JSON document's text with those characters as ``\\uXXXX`` escapes: the same data
-    to any JSON reader (in JSON text they can only stand inside strings)."""
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+    """The text of a JSON document from ``json.dumps(..., ensure_ascii=False)`` with the
+    characters a terminal acts on as ``\\uXXXX`` escapes: the same data to any JSON
+    reader (in JSON text they can only stand inside strings).
+
+    A lone surrogate is no character at all, and a strict reader (I-JSON, Rust's
+    serde_json) refuses a whole document for one, escaped or not; yet Python holds one
+    for each byte of a name or an argument that is not UTF-8 (``b"caf\\xff"`` is
+    ``"caf\\udcff"``). It becomes the six characters of its escape, the backslash
+    escaped (``"caf\\\\udcff"``): the text output's ``caf\\udcff`` (:func:`printable`),
+    so the name stays one a reader can tell apart and match to what the terminal shows.
+    """
+    return _JSON_RAW.sub(_json_escape, document)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate: its escape as text
+        return f"\\\\u{code:04x}"
+    return f"\\u{code:04x}"
 
 
 def shorten(text: str, limit: int) -> str:

@@ -3,18 +3,17 @@
 Text output shows what runtime did not write itself escaped (:func:`runtime.text.printable`):
 :func:`out` and :func:`err` escape their line, but for a ``styled`` one, which holds
 runtime's own colour codes and whose caller escaped the rest. JSON output keeps the data
-exact.
+exact (:func:`runtime.text.json_dumps`: a lone surrogate as its escape, as text shows it).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.problems import Problem
-from runtime.text import json_text, printable
+from runtime.text import json_dumps, printable
 from runtime.text import table as text_table
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
@@ -40,9 +39,8 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
-    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
     target = stream or sys.stdout
-    target.write(json_text(text) + "\n")
+    target.write(json_dumps(doc, indent=2) + "\n")
     target.flush()
 
 

@@ -16,9 +16,10 @@ descriptor is no longer the current file (another process rotated it) opens
 the new one. Readers hold a shared lock on the current file while they open
 the files, so they see each rotated file once, oldest first.
 
-A record is one ``json.dumps`` of a dict the engine builds, rather than a
-trip through structlog (which is the diagnostic stream, :mod:`runtime.log`,
-imported only when ``--log-level`` turns it on). Measured 2026-12-01 against
+A record is one :func:`runtime.text.json_dumps` of a dict the engine builds
+(UTF-8 that the strictest JSON reader takes), rather than a trip through
+structlog (which is the diagnostic stream, :mod:`runtime.log`, imported only
+when ``--log-level`` turns it on). Measured 2026-12-01 against
 the same records through a structlog chain (stamp, redact, digest, render):
 per step the chain is within the per-step budgets, but every ``execute`` would
 import structlog, and rich, pygments and asyncio with it, which takes the
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from runtime.redact import Redactor
+from runtime.text import json_dumps
 
 
 class AuditError(Exception):
@@ -125,10 +127,9 @@ def _bounded(record: dict[str, Any]) -> str:
 
 
 def _encode(value: Any) -> str:
-    try:
-        return json.dumps(value)
-    except TypeError:  # a value JSON cannot hold: recorded as its text
-        return json.dumps(value, default=str)
+    # as every JSON runtime writes: I-JSON, a value JSON cannot hold as its text, and a
+    # lone surrogate (a byte of a file name that is not UTF-8) as its escape
+    return json_dumps(value)
 
 
 def _stamp(t: float) -> str:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from runtime.execute.audit import AuditLog, Rotation, read_records, rotated_files
 from runtime.redact import REDACTED, Redactor
+from runtime.text import json_dumps
 
 
 def test_a_torn_line_written_between_two_records_does_not_swallow_the_next(
@@ -96,7 +97,8 @@ def test_a_record_is_one_json_line_with_event_and_time_first(
     log.close()
     (line,) = path.read_text(encoding="utf-8").splitlines()
     expected = {"event": "step", "time": "2025-11-30T04:46:40.250+00:00", **fields}
-    assert line == json.dumps(expected)  # keys in the order given, JSON's default separators
+    # keys in the order given, JSON's default separators, UTF-8 as every JSON runtime writes
+    assert line == json_dumps(expected)
 
 
 def test_a_value_json_cannot_hold_is_recorded_as_its_text(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from runtime.redact import MIN_VARIANT_CHARS, REDACTED, Redactor
+from runtime.text import json_dumps
 from tests.conftest import require_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -253,11 +254,11 @@ def test_the_shortcut_sees_every_form_in_a_record(
     r = redactor(secret)
     for name, form in forms_of(secret, before).items():
         record: dict[str, Any] = {"event": "step", "output": [noise_before + form + noise_after]}
-        assert r.may_change_json(json.dumps(record)), name
+        assert r.may_change_json(json_dumps(record)), name
         redacted = json.dumps(r.data(record))
         assert json.dumps(form)[1:-1] not in redacted, name
         record = {noise_before + form + noise_after: 1}  # in a key
-        assert r.may_change_json(json.dumps(record)), name
+        assert r.may_change_json(json_dumps(record)), name
 
 
 UNRELATED = st.recursive(
@@ -285,10 +286,10 @@ def test_when_the_shortcut_says_no_redaction_changes_nothing(
     # half the time a form of the secret sits in the data
     mixed = [data, "x" + forms_of(secret, before)[planted] + "y"]
     for value in (data, mixed):
-        encoded = json.dumps(value, sort_keys=True)
+        encoded = json_dumps(value, sort_keys=True)
         if not r.may_change_json(encoded):
-            assert json.dumps(r.data(value), sort_keys=True) == encoded
-    assert r.may_change_json(json.dumps(mixed, sort_keys=True))
+            assert json_dumps(r.data(value), sort_keys=True) == encoded
+    assert r.may_change_json(json_dumps(mixed, sort_keys=True))
 
 
 def test_a_plain_record_takes_the_shortcut() -> None:
@@ -298,7 +299,7 @@ def test_a_plain_record_takes_the_shortcut() -> None:
         {"args": ["write", "./out/a.txt", "content"], "event": "step", "step": 1},
         {"output": "dXNlcjphYmNk 61626 97,98,99 YWJjZA== ok", "n": [1, 2, 3]},
     ):
-        assert not r.may_change_json(json.dumps(record, sort_keys=True))
+        assert not r.may_change_json(json_dumps(record, sort_keys=True))
 
 
 # --- no over-redaction -------------------------------------------------------------
