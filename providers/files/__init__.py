@@ -6,7 +6,10 @@ in :mod:`providers.files.ops` is imported when a step runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from runtime.provider import (
+    BindingProblem,
     BoundCall,
     Inspection,
     Operation,
@@ -134,6 +137,11 @@ class FilesProvider(ProviderBase):
         from providers.files.ops import inspect
 
         return inspect(operation, call, run)
+
+    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+        from providers.files.ops import check
+
+        return check(operation, args)
 
 
 PROVIDER = FilesProvider()

@@ -25,7 +25,9 @@ deliberately, by a policy the user owns.
 An *escape* is any of: the outside trees are not byte-for-byte what they
 were (content, mode, mtime, entries, link targets), a file appears where a
 refused write aimed, or an output shows outside content. Every refusal must
-name the root it protects; no attempt may end in an internal error (exit 70).
+name the root it protects; a path over the system's length limits is no
+refusal but an invalid argument (exit 2) naming the operation and the limit;
+no attempt may end in an internal error (exit 70).
 ``RUNTIME_FULL_CAMPAIGNS=1`` runs every path with every operation, directly
 and as a one-step capability, and races ten times longer.
 """
@@ -59,6 +61,8 @@ ACCESS = {
     "delete": "write",
 }
 WRITING = ("write", "append", "mkdir")
+# what a capability of many steps tries at once: every step refused, or every one too long
+BATCHED = ("refuse", "too-long")
 TAG = secrets.token_hex(4)
 SECRET = f"OUTSIDE-SECRET-{TAG}"  # content of every file outside the roots
 CANARY = f"canary-{TAG}.txt"  # a name outside that no attempt names: a listing must not show it
@@ -140,6 +144,12 @@ def names_root(text: str, access: str, roots: Sequence[Path]) -> bool:
     return needle(access, roots) in text or any(f"{access} root {r}" in text for r in roots)
 
 
+def too_long_said(text: str, op: str) -> bool:
+    """An invalid argument over the system's length limits, naming the operation and the
+    limit."""
+    return f"files {op} cannot take " in text and ("(NAME_MAX)" in text or "(PATH_MAX)" in text)
+
+
 def lexical_inside(path: str, roots: Sequence[Path]) -> bool:
     return any(path == str(r) or path.startswith(str(r) + os.sep) for r in roots)
 
@@ -153,8 +163,10 @@ class Entry:
 
     path: str
     ops: tuple[str, ...] = OPS
-    # "refuse": exit 3 naming the root; "free": any ordinary outcome (look-alikes, paths
-    # that really are inside), but never an escape; or a map op -> (code, text in output)
+    # "refuse": exit 3 naming the root; "too-long": exit 2 naming the operation and the
+    # limit (no policy refused it: the system could not take the path); "free": any
+    # ordinary outcome (look-alikes, paths that really are inside), but never an escape;
+    # or a map op -> (code, text in output)
     expect: str | dict[str, tuple[int, str]] = "refuse"
 
 
@@ -208,6 +220,16 @@ class Campaign:
                 self.problems.append(
                     f"{label}: expected exit {want_code} with {want_text!r}, got {code}: {text[:300]}"
                 )
+        elif entry.expect == "too-long":
+            if code != 2 or not too_long_said(text, op):
+                self.problems.append(
+                    f"{label}: expected an invalid argument naming files {op} and the limit "
+                    f"(exit 2), got {code}: {text[:300]}"
+                )
+            if op in WRITING:
+                target = os.path.normpath(os.path.join(sc.cwd, entry.path))
+                if not lexical_inside(target, sc.write_roots) and not os.path.lexists(target):
+                    self.forbidden.add(target)
         elif entry.expect == "refuse":
             if code != 3:
                 self.problems.append(
@@ -231,8 +253,9 @@ class Campaign:
                     f"{text[:400]}"
                 )
 
-    def batch(self, sc: Scenario, op: str, entries: Sequence[Entry]) -> None:
-        """One capability, one step per path: every step must be refused, nothing may run."""
+    def batch(self, sc: Scenario, op: str, entries: Sequence[Entry], expect: str) -> None:
+        """One capability, one step per path: every step must be refused (``expect``
+        "refuse") or found too long ("too-long"), and nothing may run."""
         entries = [e for e in entries if "\0" not in e.path and not e.path.startswith("@")]
         if not entries:
             return
@@ -245,7 +268,7 @@ class Campaign:
         if content:
             inputs += "  c:\n    required: true\n"
         cap = write(
-            sc.caps / f"escape-{op}.md",
+            sc.caps / f"{expect}-{op}.md",
             capability(f"version: v1\ninputs:\n{inputs}workflow:\n{steps}"),
         )
         args = ["capability", "execute", str(cap)]
@@ -255,13 +278,23 @@ class Campaign:
             args += ["--input", f"c={PWNED} {op} (capability)"]
         self.attempts += len(entries)
         result = self.cli(*args, cwd=sc.cwd, extra_env=sc.env)
-        label = f"[{sc.name}] capability of {len(entries)} {op} steps"
+        label = f"[{sc.name}] capability of {len(entries)} {op} steps ({expect})"
         text = self._common(label, result)
-        if result.code != 3 or "nothing ran" not in text:
-            self.problems.append(f"{label}: expected exit 3 and nothing run, got {result.code}")
+        want_code = 2 if expect == "too-long" else 3
+        if result.code != want_code or "nothing ran" not in text:
+            self.problems.append(
+                f"{label}: expected exit {want_code} and nothing run, got {result.code}"
+            )
         for i, entry in enumerate(entries, start=1):
             if f"step {i} (files {op}" not in text:
                 self.problems.append(f"{label}: step {i} ({entry.path[:80]!r}) was not refused")
+        if expect == "too-long":
+            said = [line for line in text.splitlines() if too_long_said(line, op)]
+            if len(said) < len(entries):
+                self.problems.append(
+                    f"{label}: {len(said)} of {len(entries)} steps found too long: {text[:400]}"
+                )
+            return
         # every step's refusal names its rule, and (but for delete) the roots it protects
         wants = ["effect destroy (allowed_destructive)"]
         if op != "delete":
@@ -302,11 +335,12 @@ class Campaign:
             ops = entry.ops if FULL else (entry.ops[index % len(entry.ops)],)
             for op in ops:
                 self.direct(sc, op, entry)
-                if FULL and entry.expect != "refuse" and "\0" not in entry.path:
+                if FULL and entry.expect not in BATCHED and "\0" not in entry.path:
                     self.single_step(sc, op, entry)
-        refusing = [e for e in corpus if e.expect == "refuse"]
-        for op in OPS:
-            self.batch(sc, op, [e for e in refusing if op in e.ops])
+        for expect in BATCHED:
+            batched = [e for e in corpus if e.expect == expect]
+            for op in OPS:
+                self.batch(sc, op, [e for e in batched if op in e.ops], expect)
         for change in diff(before, snapshot(sc.protected)):
             self.escapes.append(f"[{sc.name}] outside tree changed: {change}")
         for target in sorted(self.forbidden):
@@ -398,12 +432,7 @@ def default_corpus(work: Path, outside: Path, tmp: Path) -> list[Entry]:
         "real/up/secret.txt",
         "proc_link/secret.txt",
         f"proc_link/{new}",
-        # over-long paths and components
-        "a/" * 2100 + "x",
-        "../" * 1400 + "outside/secret.txt",
-        "x" * 300,
-        "x" * 300 + "/../../outside/secret.txt",
-        "é" * 200,
+        # long, but within the system's limits: refused as any escape
         "./" * 1900 + "../outside/secret.txt",
         # both normalization forms of a name outside
         f"../outside/{NFC_CAFE}/secret.txt",
@@ -458,7 +487,20 @@ def default_corpus(work: Path, outside: Path, tmp: Path) -> list[Entry]:
             "delete": (3, "effect destroy (allowed_destructive)"),
         },
     )
-    return [*(Entry(p) for p in refuse), *(Entry(p, expect="free") for p in free), hard]
+    # over the system's limits (PATH_MAX, NAME_MAX), inside or not: invalid arguments
+    too_long = [
+        "a/" * 2100 + "x",
+        "../" * 1400 + "outside/secret.txt",
+        "x" * 300,
+        "x" * 300 + "/../../outside/secret.txt",
+        "é" * 200,
+    ]
+    return [
+        *(Entry(p) for p in refuse),
+        *(Entry(p, expect="too-long") for p in too_long),
+        *(Entry(p, expect="free") for p in free),
+        hard,
+    ]
 
 
 def make_default(work: Path, outside: Path) -> None:

@@ -149,6 +149,12 @@ REFUSALS = {
     "misspelled github operation": (["github", "repo", "lst"], 2),
     "operation missing its argument": (["files", "read"], 2),
     "path outside the roots": (["files", "read", "/etc/hostname"], 3),
+    # no policy refused a path the system could not take: an invalid argument
+    "name over the system's limit": (["files", "write", "n" * 300, "x"], 2),
+    "input path over the system's limit": (
+        ["capability", "execute", "valid.md", "--input", "p=" + "n" * 300],
+        2,
+    ),
     "destroy effect": (["files", "delete", "x.txt"], 3),
     "execute: invalid capability": (["capability", "execute", "invalid.md"], 2),
     "execute: no such capability": (["capability", "execute", "missing.md"], 2),
