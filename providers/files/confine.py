@@ -5,9 +5,10 @@ Two layers keep every file operation inside the policy's roots:
 1. :func:`confine` resolves the path as given (relative to the working
    directory, ``..`` and symbolic links resolved like ``os.path.realpath``)
    and refuses it unless the real path lies inside one of the real roots.
-   This check has no side effects, so planning can use it. A path longer
-   than the system takes is :class:`PathTooLong` instead (:func:`too_long`):
-   an invalid argument, which no policy decided.
+   This check has no side effects, so planning can use it. A path the
+   system cannot take (too long, or not a name at all) is
+   :class:`UnusablePath` instead (:func:`unusable`): an invalid argument,
+   which no policy decided.
 2. :func:`open_parent` then walks from the root to the target's parent one
    component at a time with ``O_NOFOLLOW | O_DIRECTORY`` and returns a
    directory descriptor. Every later operation uses that descriptor and the
@@ -61,17 +62,19 @@ class Confined:
         return self.root.joinpath(*self.parts)
 
 
-class PathTooLong(StepError):
-    """A path longer than the system takes: a name (a component) over NAME_MAX bytes, or
-    the whole over PATH_MAX. It is not the policy's to refuse: no file operation could
-    use the path wherever it pointed, so plan and validate report it as an invalid
-    argument (exit 2) before anything runs. ``what`` says of the path what is wrong
-    (``has a name of 300 bytes...``) for a message that names it as its caller does.
+class UnusablePath(StepError):
+    """A path the system cannot take: a name (a component) over NAME_MAX bytes, the whole
+    over PATH_MAX (``code`` path-too-long), or a lone surrogate that stands for no byte
+    (path-not-a-name). It is not the policy's to refuse: no file operation could use the
+    path wherever it pointed, so plan and validate report it as an invalid argument
+    (exit 2) before anything runs. ``what`` says of the path what is wrong (``has a name
+    of 300 bytes...``) for a message that names it as its caller does.
     """
 
-    def __init__(self, path: str, what: str, *, hint: str) -> None:
+    def __init__(self, path: str, what: str, *, hint: str, code: str) -> None:
         super().__init__(f"the path {_short(path)!r} {what}", hint=hint)
         self.what = what
+        self.code = code
 
 
 class ParentMissing(StepError):
@@ -129,12 +132,8 @@ def _limit(name: str, where: Sequence[Path], default: int) -> int:
 
 def _size(text: str) -> int:
     """``text``'s length in bytes, as the system takes it (a byte that was not UTF-8 is
-    one byte again; a lone surrogate that never was a byte counts as UTF-8 would write
-    it, three)."""
-    try:
-        return len(os.fsencode(text))
-    except UnicodeEncodeError:
-        return len(text.encode("utf-8", "surrogatepass"))
+    one byte again)."""
+    return len(os.fsencode(text))
 
 
 def _too_long_component(path: str, name_max: int) -> str | None:
@@ -152,38 +151,54 @@ def system_limits(where: Sequence[Path] = ()) -> tuple[int, int]:
     return _limits(tuple(where))
 
 
-def too_long(path: str, limits: tuple[int, int], cwd: str | None = None) -> PathTooLong | None:
-    """Why ``path`` is longer than the system takes, or None: a name over NAME_MAX bytes,
-    or the path, as given or (with ``cwd``) taken from ``cwd``, of PATH_MAX bytes or more
-    (PATH_MAX counts the NUL that ends a path)."""
+def unusable(path: str, limits: tuple[int, int], cwd: str | None = None) -> UnusablePath | None:
+    """Why the system cannot take ``path``, or None: a lone surrogate that is no byte (a
+    YAML "\\ud800" makes one; a byte that is not UTF-8 is "\\udc80" to "\\udcff" and
+    is that byte again), a name over NAME_MAX bytes, or the path, as given or (with
+    ``cwd``) taken from ``cwd``, of PATH_MAX bytes or more (PATH_MAX counts the NUL that
+    ends a path)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        return UnusablePath(
+            path,
+            f"holds {path[exc.start]!r}, a lone surrogate: half of a UTF-16 pair, which no "
+            "name can hold",
+            hint="write the character itself (in YAML, \\U0001F600 for one beyond \\uFFFF, "
+            "not two \\u escapes)",
+            code="path-not-a-name",
+        )
     path_max, name_max = limits
     long_part = _too_long_component(path, name_max)
     if long_part is not None:
         which = "" if long_part == path else f" ({_short(long_part, 40)!r})"
-        return PathTooLong(
+        return UnusablePath(
             path,
             f"has a name of {_size(long_part)} bytes{which}, over the {name_max} bytes the "
             "file system takes for one name (NAME_MAX)",
             hint=f"shorten that name to at most {name_max} bytes (a character outside ASCII "
             "takes 2 to 4 of them)",
+            code="path-too-long",
         )
     if len(path) * 4 >= path_max and _size(path) >= path_max:
-        return PathTooLong(
+        return UnusablePath(
             path,
             f"is {_size(path)} bytes long, over the {path_max - 1} bytes the system takes "
             f"for a path (PATH_MAX)",
             hint="use a shorter path: fewer or shorter folder names, or a relative path from "
             "a folder nearer the file",
+            code="path-too-long",
         )
     if cwd is not None and not path.startswith(os.sep):
         absolute = os.path.join(cwd, path)
         if len(absolute) * 4 >= path_max and _size(absolute) >= path_max:
-            return PathTooLong(
+            return UnusablePath(
                 path,
                 f"is {_size(absolute)} bytes long taken from the working directory "
                 f"({_short(cwd)}), over the {path_max - 1} bytes the system takes for a "
                 "path (PATH_MAX)",
                 hint="run from a folder nearer the file, or use a shorter path",
+                code="path-too-long",
             )
     return None
 
@@ -225,7 +240,7 @@ def confine(
     access: str,
 ) -> Confined:
     """Resolve ``path`` and prove it is inside one of ``roots``; raise PolicyRefusal if not,
-    and :class:`PathTooLong` if the system could not take it.
+    and :class:`UnusablePath` if the system could not take it.
 
     ``roots`` are real paths (``Policy.roots`` returns them so); relative
     paths are taken from ``cwd``. No file is opened or created.
@@ -245,7 +260,7 @@ def confine(
         )
     limits = _limits(real_roots)
     # checked before anything is resolved: the system could not take the path at all
-    found = too_long(path, limits, os.fspath(cwd))
+    found = unusable(path, limits, os.fspath(cwd))
     if found is not None:
         raise found
     absolute = os.path.join(os.fspath(cwd), path)
@@ -267,13 +282,14 @@ def confine(
             f"(or changed while it was checked); the path must resolve under {where()}",
             access,
         )
-    beyond = too_long(resolved, limits)
+    beyond = unusable(resolved, limits)
     if beyond is not None:  # a symbolic link on the way names a longer path
-        raise PathTooLong(
+        raise UnusablePath(
             path,
             f"resolves to {_short(resolved)}, which {beyond.what}",
             hint="a symbolic link on the way names that path: name the file by one that "
             "the system can take",
+            code=beyond.code,
         )
     below = resolved[len(os.fspath(root)) :].strip(os.sep)
     relative = below.split(os.sep) if below else []

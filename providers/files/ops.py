@@ -45,7 +45,7 @@ from typing import Any
 from providers.files.confine import (
     Confined,
     ParentMissing,
-    PathTooLong,
+    UnusablePath,
     confine,
     describe_roots,
     open_parent,
@@ -53,7 +53,7 @@ from providers.files.confine import (
     protected_refusal,
     refusal_hint,
     system_limits,
-    too_long,
+    unusable,
 )
 from runtime.provider import (
     Access,
@@ -151,12 +151,12 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
         return Inspection()
     try:
         confined = _confine(path, access, run, run.state(_Run))
-    except PathTooLong as exc:
+    except UnusablePath as exc:
         # the policy did not refuse it: no operation could take the path (exit 2)
         index = call.binding.positionals.get(target.name, -1) if call.binding else -1
         pieces = call.pieces[index] if 0 <= index < len(call.pieces) else ()
         inputs = [p.input for p in pieces if p.input is not None]
-        return Inspection(problems=[_too_long_problem(operation, target, index, path, inputs, exc)])
+        return Inspection(problems=[_unusable_problem(operation, target, index, path, inputs, exc)])
     except PolicyRefusal as refusal:
         rule = f"{policy_key(access)} ({run.roots(access).source})"
         return Inspection(decision=Decision(False, rule, refusal.message))
@@ -172,31 +172,32 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
 
 def check(operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
     """Validation: a literal path the system could not take whatever the inputs are (a
-    name over NAME_MAX bytes, the path over PATH_MAX), at its FILE:LINE:COL. A path with
-    a ${reference} is checked at plan time, with its value; so is a path that is too
-    long only once taken from the working directory, or under other roots."""
+    name over NAME_MAX bytes, the path over PATH_MAX, a lone surrogate), at its
+    FILE:LINE:COL. A path with a ${reference} is checked at plan time, with its value; so
+    is a path that is too long only once taken from the working directory, or under other
+    roots."""
     target = _target(operation)
     if target is None:
         return []
     index = bind(operation, args)[0].positionals.get(target.name)
     if index is None or "${" in args[index]:
         return []
-    found = too_long(args[index], system_limits((Path("."),)))
+    found = unusable(args[index], system_limits((Path("."),)))
     if found is None:
         return []
-    return [_too_long_problem(operation, target, index, args[index], (), found)]
+    return [_unusable_problem(operation, target, index, args[index], (), found)]
 
 
-def _too_long_problem(
+def _unusable_problem(
     operation: Operation,
     target: Positional,
     index: int,
     path: str,
     inputs: Iterable[str],
-    exc: PathTooLong,
+    exc: UnusablePath,
 ) -> BindingProblem:
-    """A path over the system's limits, as the problem of its arg (``index``): it names the
-    operation, the limit and the inputs the path came from."""
+    """A path the system cannot take, as the problem of its arg (``index``): it names the
+    operation, what is wrong (the limit) and the inputs the path came from."""
     named = ", ".join(repr(i) for i in dict.fromkeys(inputs))
     source = f" (from input {named})" if named else ""
     shown = path if len(path) <= 60 else path[:57] + "..."
@@ -204,7 +205,7 @@ def _too_long_problem(
         index,
         f"files {operation.name} cannot take {target.name} {shown!r}{source}: it {exc.what}",
         exc.hint,
-        code="path-too-long",
+        code=exc.code,
     )
 
 

@@ -1,7 +1,8 @@
-"""Paths longer than the system takes, through the CLI: a name (a component) over NAME_MAX
-bytes, a path of PATH_MAX bytes or more. No policy refused them (no file operation could
-use them, wherever they pointed): each is an invalid argument, exit 2, that names the
-operation, the limit and what to do, found before anything runs, so nothing changes.
+"""Paths the system cannot take, through the CLI: a name (a component) over NAME_MAX
+bytes, a path of PATH_MAX bytes or more, a lone surrogate that stands for no byte. No
+policy refused them (no file operation could use them, wherever they pointed): each is
+an invalid argument, exit 2, that names the operation, the limit and what to do, found
+before anything runs, so nothing changes.
 
 A literal path is found by ``capability validate`` at its FILE:LINE:COL (and by a direct
 call as it is checked); a path from an input at plan time, at the arg that takes it.
@@ -155,3 +156,38 @@ def test_a_link_to_a_name_over_the_limit(cli, work: Path) -> None:
     assert "..., which has a name of 300 bytes ('bbbb" in result.stderr, result.stderr
     assert "(NAME_MAX) (step 1); nothing ran" in result.stderr
     assert entries(work) == ["link"]
+
+
+def test_a_lone_surrogate_that_is_no_byte_is_not_a_name(cli, work: Path) -> None:
+    # YAML's "\ud800" makes one (a byte that is not UTF-8, "\udcff", is that byte: a name)
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\ninputs:\n  p:\n    required: true\nworkflow:\n"
+            '  - provider: files\n    args: [write, "\\ud800.txt", one]\n'
+            '  - provider: files\n    args: [write, "${p}\\ud800.txt", two]\n'
+        ),
+    )
+    result = cli("capability", "validate", "cap.md")
+    assert result.code == 2, result.stdout + result.stderr
+    assert (
+        "cap.md:12:19: error: step 1: files write cannot take PATH '\\ud800.txt': it holds "
+        "'\\ud800', a lone surrogate"
+    ) in result.stdout, result.stdout
+    assert "cap.md:14" not in result.stdout  # known at plan time, with its input
+    doc = cli("--output", "json", "capability", "validate", "cap.md")
+    (problem,) = doc.json()["capabilities"][0]["problems"]
+    assert problem["code"] == "path-not-a-name"
+    # the same step from an input's value, at plan time (no internal error, exit 70)
+    write(
+        work / "one.md",
+        capability(
+            "version: v1\ninputs:\n  p:\n    required: true\nworkflow:\n"
+            '  - provider: files\n    args: [write, "${p}\\ud800.txt", two]\n'
+        ),
+    )
+    run = cli("capability", "execute", "one.md", "--input", "p=a")
+    assert run.code == 2, run.stdout + run.stderr
+    assert "(from input 'p'): it holds '\\ud800', a lone surrogate" in run.stderr
+    assert "nothing ran" in run.stderr
+    assert entries(work) == ["cap.md", "one.md"]

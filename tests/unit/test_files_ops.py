@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from providers.files import OPERATIONS
 from providers.files import ops as files_ops
-from providers.files.confine import Confined, PathTooLong, confine, open_parent
+from providers.files.confine import Confined, UnusablePath, confine, open_parent
 from runtime.errors import PolicyRefusal
 from runtime.plan.policy import Policy, load_policy
 from runtime.provider import BoundCall, StepEnvironment, StepError, StepOutcome
@@ -701,12 +701,12 @@ def test_very_long_paths_fail_cleanly(root: Path) -> None:
     # no policy refusal: the system could not take them (plan says so first, exit 2)
     env = make_env(root)
     error = failed(env, "write", "n" * 300, "x")
-    assert isinstance(error, PathTooLong) and "has a name of 300 bytes" in error.message
+    assert isinstance(error, UnusablePath) and "has a name of 300 bytes" in error.message
     assert "NAME_MAX" in error.message
     error = failed(env, "read", "/".join(["d" * 200] * 30))
-    assert isinstance(error, PathTooLong) and "PATH_MAX" in error.message
+    assert isinstance(error, UnusablePath) and "PATH_MAX" in error.message
     error = failed(env, "mkdir", "a/" * 2100)
-    assert isinstance(error, PathTooLong) and "PATH_MAX" in error.message
+    assert isinstance(error, UnusablePath) and "PATH_MAX" in error.message
     assert list(root.iterdir()) == []
 
 
