@@ -69,16 +69,18 @@ def _emit(stream: Any, text: str) -> None:
         raise Terminated(signal.SIGPIPE)
 
 
-def _emit_bytes(data: bytes) -> None:
-    """:func:`_emit` of bytes, on stdout: written as they are, whatever stdout's encoding."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream put in stdout's place: the best it can take
-        sys.stdout.write(data.decode("utf-8", "replace"))
+def _emit_bytes(data: bytes, stream: Any = None) -> None:
+    """:func:`_emit` of bytes (stdout by default): written as they are, whatever the
+    stream's encoding."""
+    stream = stream or sys.stdout
+    stream.flush()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text-only stream put in its place: the best it can take
+        stream.write(data.decode("utf-8", "replace"))
     else:
         buffer.write(data)
         buffer.flush()
-    if reader_gone():
+    if stream is sys.stdout and reader_gone():
         from runtime.provider import Terminated
 
         raise Terminated(signal.SIGPIPE)
@@ -240,10 +242,13 @@ class RawReporter:
         self.total = total
 
     def step_output(self, planned: Any, stream: str, text: str) -> None:
+        # a program's bytes as it wrote them: one that is not UTF-8 streams as the lone
+        # surrogate that stands for it (an image `cat` writes stays that image)
+        data = text.encode("utf-8", "surrogateescape")
         if stream != "stdout":
-            _emit(sys.stderr, text)
+            _emit_bytes(data, sys.stderr)
         elif planned.index == self.total:
-            _emit(sys.stdout, text)
+            _emit_bytes(data)
 
     def step_finished(self, result: Any, total: int) -> None:
         outcome = result.outcome

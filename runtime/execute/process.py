@@ -124,7 +124,10 @@ class _Stream:
         self.open = True
         self._on_output = on_output
         self._redact = redact
-        self._decoder = _UTF8_DECODER(errors="replace")
+        # a byte that is not UTF-8 streams as the lone surrogate that stands for it, so
+        # that raw output writes the program's bytes back exactly (text output shows
+        # its escape); the output kept for the record reads it as U+FFFD (text())
+        self._decoder = _UTF8_DECODER(errors="surrogateescape")
         self._pending = ""
 
     def feed(self, data: bytes) -> None:

@@ -114,3 +114,17 @@ def test_write_and_append_both_end_their_content_with_one_newline(
     call("append", "c.txt", "")
     assert (work / "c.txt").read_bytes() == b""
     assert run(work, env, "-o", "raw", "files", "read", "a.txt").stdout == b"hello\nworld\n"
+
+
+def test_output_raw_passes_a_programs_bytes_exactly(work: Path, env: dict[str, str]) -> None:
+    # an image, an archive: bytes that are not UTF-8 (they became U+FFFD on their way)
+    blob = bytes(range(256)) * 40 + b"\xe9\xff\xc3"  # ends inside a UTF-8 sequence
+    (work / "blob.bin").write_bytes(blob)
+    raw = run(work, env, "--output", "raw", "command", "run", "cat", "blob.bin")
+    assert raw.code == 0, raw.stderr
+    assert raw.stdout == blob
+    # text output shows such a byte as its escape, never raw
+    (work / "latin1.txt").write_bytes(b"h\xe9llo\n")
+    text = run(work, env, "command", "run", "cat", "latin1.txt")
+    assert text.code == 0, text.stderr
+    assert text.stdout == b"h\\udce9llo\n"
