@@ -55,6 +55,7 @@ from runtime.reading import kind as _file_kind
 
 # a provider's human-readable output: a value it did not write (a file name) escaped as
 # all text output is, and tables made as the CLI makes its own
+from runtime.text import not_utf8
 from runtime.text import printable as printable
 from runtime.text import shorten as shorten
 from runtime.text import table as table
@@ -598,7 +599,7 @@ def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProb
             found.append((option, index, f"{key}={_short(value)}", value))
     problems: list[BindingProblem] = []
     for arg, index, shown, value in found:
-        if arg.type != "path" and (byte := _not_utf8(value)) is not None:
+        if arg.type != "path" and (byte := not_utf8(value)) is not None:
             # bytes of a command line that are not UTF-8 (Python keeps them as lone
             # surrogates): no step can write, send or record them as text; a path is
             # the file system's bytes and may hold them
@@ -633,19 +634,6 @@ def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProb
             )
         )
     return problems
-
-
-def _not_utf8(value: str) -> str | None:
-    """Where ``value`` holds a byte that is not UTF-8 (``byte 0xff at character 2``)."""
-    if value.isascii():
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        char = value[exc.start]
-        what = f"byte 0x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else "a surrogate"
-        return f"{what} at character {exc.start + 1}"
-    return None
 
 
 def context_defaults(

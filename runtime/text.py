@@ -80,6 +80,21 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{code:04x}"
 
 
+def not_utf8(value: str) -> str | None:
+    """Where ``value`` holds what is not UTF-8 text (``byte 0xff at character 2``), or
+    None: a byte of the command line or the environment that was not UTF-8, which Python
+    keeps as the lone surrogate standing for it, or another lone surrogate."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = value[exc.start]
+        what = f"byte 0x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else "a surrogate"
+        return f"{what} at character {exc.start + 1}"
+    return None
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the cut shown by an ellipsis (``...``)."""
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."

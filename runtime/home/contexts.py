@@ -22,6 +22,7 @@ from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write
 from runtime.provider import Setting, SettingKind
 from runtime.reading import position, read_file
+from runtime.text import not_utf8
 
 if TYPE_CHECKING:
     from runtime.document.schema import Map
@@ -225,6 +226,12 @@ class ContextStore:
             if key not in self.settings:
                 raise UsageError(
                     f"unknown context key '{key}'", hint="known keys: " + ", ".join(self.settings)
+                )
+            where = not_utf8(value)
+            if where is not None:  # stored, it would be no text a JSON reader takes
+                raise UsageError(
+                    f"the value of '{key}' is not UTF-8 text ({where})",
+                    hint="a context holds text: convert the value (iconv -t UTF-8)",
                 )
             refusal = self._refusal(key, value)
             if refusal is not None:

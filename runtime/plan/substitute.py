@@ -9,6 +9,7 @@ from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability
 from runtime.errors import UsageError
 from runtime.reading import position, read_file
+from runtime.text import not_utf8
 
 MAX_INPUT_FILE = 1024 * 1024
 # What substitution may make of a capability's args, in characters: per step, and for the
@@ -69,16 +70,13 @@ def _check_utf8(key: str, value: str) -> None:
     """Refuse a value with bytes that are not UTF-8 (the command line's bytes, kept by
     Python as lone surrogates): no step could write, send or record it as text, so it is
     refused before the first step, not by the step that meets it."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        char = value[exc.start]
-        what = f"byte 0x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else "a surrogate"
+    where = not_utf8(value)
+    if where is not None:
         raise UsageError(
-            f"input '{key}' is not UTF-8 text ({what} at character {exc.start + 1})",
+            f"input '{key}' is not UTF-8 text ({where})",
             hint="inputs are UTF-8 text: convert the value (iconv -t UTF-8), or let a step "
             "read the bytes from a file",
-        ) from None
+        )
 
 
 def check_inputs(cap: Capability, values: Mapping[str, str], *, require: bool = True) -> None:

@@ -108,6 +108,22 @@ def test_context_set_refuses_a_host_that_is_not_name_and_port(
     assert contexts_file(home).read_text() == before
 
 
+def test_context_set_refuses_a_value_that_is_not_utf8(
+    cli_proc: Callable[..., Result], home: Path
+) -> None:
+    # `organization=$'ac\xffme'`: stored, it became a lone surrogate escape in
+    # contexts.json, which a strict JSON reader refuses whole
+    assert cli_proc("context", "set", "work", "organization=acme").code == 0
+    before = contexts_file(home).read_text()
+    result = cli_proc("context", "set", "work", "organization=ac\udcffme")
+    assert result.code == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "error: the value of 'organization' is not UTF-8 text (byte 0xff at character 3)",
+        "  hint: a context holds text: convert the value (iconv -t UTF-8)",
+    ]
+    assert contexts_file(home).read_text() == before
+
+
 def test_the_refusal_in_json(run: Callable[..., Result]) -> None:
     result = run("-o", "json", "context", "set", "work", "github_host=https://x")
     assert result.code == 2
