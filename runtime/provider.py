@@ -592,12 +592,21 @@ def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProb
             index = binding.positionals.get(positional.name, -1) if binding else -1
             found.append((positional, index, f"{positional.name} '{_short(value)}'", value))
     declared = {o.name: o for o in operation.options or ()}
+    problems: list[BindingProblem] = []
     for n, (key, value) in enumerate(call.options):
         option = declared.get(key)
+        index = binding.options[n][1] if binding and n < len(binding.options) else -1
         if option is not None:
-            index = binding.options[n][1] if binding and n < len(binding.options) else -1
             found.append((option, index, f"{key}={_short(value)}", value))
-    problems: list[BindingProblem] = []
+        elif (byte := not_utf8(f"{key}={value}")) is not None:  # a field of `api`'s body
+            problems.append(
+                BindingProblem(
+                    index,
+                    f"{_short(key)}= is not UTF-8 text ({byte} of key=value)",
+                    f"'{operation.name}' sends text: convert the value (iconv -t UTF-8)",
+                    code="bad-value",
+                )
+            )
     for arg, index, shown, value in found:
         if arg.type != "path" and (byte := not_utf8(value)) is not None:
             # bytes of a command line that are not UTF-8 (Python keeps them as lone

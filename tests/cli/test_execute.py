@@ -308,6 +308,12 @@ def test_a_direct_call_with_text_that_is_not_utf8_is_refused_before_it_runs(
         "  hint: 'write' takes text for CONTENT: convert the value (iconv -t UTF-8)",
     ]
     assert not (work / "x.txt").exists()
+    # a field of `api`'s body, which is no declared option: refused before any request
+    field = cli_proc("github", "api", "POST", "/repos/acme/app/issues", "title=ok\udcffbad")
+    assert field.code == 2, field.stdout + field.stderr
+    assert field.stderr.startswith(
+        "error: title= is not UTF-8 text (byte 0xff at character 9 of key=value) (step 1)"
+    )
     named = cli_proc("files", "write", "ok\udcff.txt", "text")
     assert named.code == 0, named.stderr
     assert (work / os.fsdecode(b"ok\xff.txt")).read_text() == "text\n"
