@@ -54,8 +54,13 @@ def json_dumps(value: Any, **options: Any) -> str:
     hold as its ``str``): the one way runtime writes JSON (``--output json`` documents,
     the audit log, the JSON event stream), so that every string in each is Unicode, as
     I-JSON (RFC 7493) and the strictest readers require. See :func:`json_text`."""
+    if not options:  # one encoder for the plain form, as json.dumps keeps its own
+        return json_text(_ENCODER.encode(value))
     options.setdefault("default", str)
     return json_text(json.dumps(value, ensure_ascii=False, **options))
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def json_text(document: str) -> str:
@@ -70,6 +75,8 @@ def json_text(document: str) -> str:
     escaped (``"caf\\\\udcff"``): the text output's ``caf\\udcff`` (:func:`printable`),
     so the name stays one a reader can tell apart and match to what the terminal shows.
     """
+    if document.isascii() and "\x7f" not in document:  # DEL: the one such ASCII character
+        return document
     return _JSON_RAW.sub(_json_escape, document)
 
 

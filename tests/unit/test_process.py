@@ -248,14 +248,17 @@ def test_long_line_without_newline_is_streamed_before_the_end() -> None:
     )
 
 
-def test_invalid_utf8_is_replaced() -> None:
+def test_invalid_utf8_is_kept_as_its_byte_while_streaming_and_replaced_when_kept() -> None:
+    # streamed: the byte's lone surrogate, which raw output writes back as that byte; the
+    # output kept for the record reads it as U+FFFD
     chunks: list[str] = []
     result = py(
         "import sys; sys.stdout.buffer.write(b'a\\xffb\\n')",
         on_output=lambda stream, text: chunks.append(text),
     )
     assert result.stdout == "a\ufffdb\n"
-    assert "".join(chunks) == "a\ufffdb\n"
+    assert "".join(chunks) == "a\udcffb\n"
+    assert "".join(chunks).encode("utf-8", "surrogateescape") == b"a\xffb\n"
 
 
 # -- redaction ------------------------------------------------------------------
