@@ -379,8 +379,9 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
         # then what the provider tells from the args as typed, as validate asks of a
         # capability's (an OWNER/REPO that is not one), before any credential is looked for
         problems = problems or found.check(op, args[len(op.words) :])
-        if problems:
-            raise UsageError(problems[0].message, hint=problems[0].hint)
+        if problems:  # with its own code, as the same problem in a capability has
+            first = problems[0]
+            raise UsageError(first.message, hint=first.hint, code=first.code)
     step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
     label = command.label
     return Capability(label, "", Document(label, "", ""), steps=[step])

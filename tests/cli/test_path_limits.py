@@ -50,6 +50,9 @@ def test_a_direct_call_with_a_name_over_name_max_is_a_usage_error(cli, work: Pat
             "takes 2 to 4 of them)"
         )
         assert "Traceback" not in result.stderr
+    # in JSON, with the problem's own code, as at plan time
+    doc = cli("--output", "json", "files", "write", LONG_NAME, "text")
+    assert (doc.code, doc.json()["error"]["code"]) == (2, "path-too-long")
     assert entries(work) == []
 
 

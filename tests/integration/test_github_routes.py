@@ -380,7 +380,7 @@ def test_a_typed_internal_repository_without_org_is_refused_before_any_request(
         assert result.code == 2, result.stdout + result.stderr
         assert gh.requests == []
         error = result.json()["error"]
-        assert error["code"] == "usage"
+        assert error["code"] == "missing-option"  # as in a capability
         assert error["message"].startswith("visibility=internal with")
         assert "only in organizations" in error["message"]
         assert "add org=ORG" in error["hint"]
