@@ -122,20 +122,27 @@ def _encode(word: str) -> bytes:
         ) from None
 
 
+def _text(value: str) -> str:
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def main(argv: list[str]) -> int:
     words_file, error_file = argv[1], argv[2]
     try:
         encoded_words = [_encode(word) for word in words(dict(os.environ))]
     except InputError as exc:
+        # a lone surrogate (a name from inputs-json's "\\ud800") as its escape's text, as
+        # runtime's own JSON shows one: the document stays one a strict reader takes
+        message, hint = (_text(t) for t in (exc.message, exc.hint))
         doc = {
             "ok": False,
             "exit_code": USAGE,
-            "error": {"code": "usage", "message": exc.message, "hint": exc.hint, "problems": []},
+            "error": {"code": "usage", "message": message, "hint": hint, "problems": []},
         }
         with open(error_file, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2)
             fh.write("\n")
-        print(f"error: {exc.message}\n  hint: {exc.hint}", file=sys.stderr)
+        print(f"error: {message}\n  hint: {hint}", file=sys.stderr)
         return USAGE
     with open(words_file, "wb") as fh:
         fh.write(b"".join(encoded + b"\0" for encoded in encoded_words))

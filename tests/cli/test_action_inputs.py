@@ -175,6 +175,8 @@ def test_numbers_and_booleans_are_their_json_text_and_null_is_not_given(
             "input 'note' is given twice",
         ),
         ({"inputs": "folder=out\njust some text"}, "inputs, line 2: 'just some text' is not"),
+        # a name that is no text: said as its escape, in a document a strict reader takes
+        ({"inputs-json": '{"folder": "out", "n\\ud800": "x"}'}, "n\\ud800"),
     ],
 )
 def test_inputs_that_cannot_be_read_are_exit_2_with_an_error_document(
@@ -187,6 +189,7 @@ def test_inputs_that_cannot_be_read_are_exit_2_with_an_error_document(
     check_schema(doc, "error")
     assert doc["exit_code"] == 2
     assert message in doc["error"]["message"], doc
+    json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate in it
     assert not (work / "out").exists()  # nothing ran
 
 
