@@ -21,6 +21,8 @@ CASES = [
     ("doctor", ["doctor"]),
     ("provider-help", ["files", "--help"]),
     ("provider-help", ["github", "--help"]),
+    ("provider-help", ["github", "repo", "list", "--help"]),
+    ("provider-help", ["files", "read", "--help"]),
     ("auth-status", ["auth", "status"]),
     ("context", ["context", "set", "work", "organization=acme"]),
     ("context", ["context", "list"]),
