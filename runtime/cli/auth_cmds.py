@@ -317,12 +317,16 @@ def logout_cmd(
         removed, said = False, f"no {host} token is stored: {exc}"
     except KeyringUnavailable as exc:  # a keyring that fails may still hold the token
         raise UsageError(f"cannot reach the keyring: {exc}") from None
-    if json_mode():
-        emit_json({"ok": True, "host": host, "removed": removed})
-        return
-    out(said)
     variable = services.auth.token_env(name)
-    if ws.environ.get(variable, "").strip():
+    still_used = bool(ws.environ.get(variable, "").strip())
+    if json_mode():
+        doc: dict[str, object] = {"ok": True, "host": host, "removed": removed}
+        if still_used:
+            doc["still_used"] = variable
+        emit_json(doc)
+    else:
+        out(said)
+    if still_used:  # a note, on stderr in either mode: the variable still logs this user in
         err(
             f"note: {variable} is still set in this environment and is used; "
             f"`unset {variable}` to stop using it"

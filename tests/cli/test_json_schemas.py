@@ -15,6 +15,9 @@ CASES = [
     ("capability-list", ["capability", "list"]),
     ("capability-show", ["capability", "show", "notes"]),
     ("dependents", ["capability", "dependents", "github/repositories"]),
+    ("capability-new", ["capability", "new", "my-job"]),
+    ("capability-spec", ["capability", "spec"]),
+    ("capability-spec", ["capability", "spec", "github"]),
     ("policy", ["policy", "show"]),
     ("policy-check", ["policy", "check", "notes"]),
     ("audit", ["audit", "tail"]),
@@ -24,6 +27,7 @@ CASES = [
     ("provider-help", ["github", "repo", "list", "--help"]),
     ("provider-help", ["files", "read", "--help"]),
     ("auth-status", ["auth", "status"]),
+    ("auth-logout", ["auth", "logout", "github"]),
     ("context", ["context", "set", "work", "organization=acme"]),
     ("context", ["context", "list"]),
     ("context", ["context", "show"]),
@@ -62,4 +66,45 @@ def test_every_schema_is_valid_and_used() -> None:
         jsonschema.Draft202012Validator.check_schema(
             json.loads((REPO / "specs" / "schemas" / f"{name}.schema.json").read_text())
         )
-    assert names == {schema for schema, _ in CASES}
+    assert names == {schema for schema, _ in CASES} | CHECKED_BELOW
+
+
+# schemas whose documents need more than a Home to produce (a GitHub host to check a
+# token against, a keyring): each has its own test below
+CHECKED_BELOW = {"auth-login"}
+
+
+def test_auth_login_and_logout_match_their_schemas(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from tests.github_double import GitHubDouble
+    from tests.memory_keyring import SELECTOR, use_memory_keyring
+
+    use_memory_keyring(monkeypatch)
+    token = "rt-schema-token-5c1e9a7d30"
+    with GitHubDouble(token=token) as gh:
+        env = {"PYTHON_KEYRING_BACKEND": SELECTOR, "GITHUB_API_URL": gh.api_url}
+        host = ["--host", gh.host]
+        monkeypatch.setattr(sys, "stdin", io.StringIO(token))
+        stored = cli("-o", "json", "auth", "login", "github", *host, extra_env=env)
+        assert stored.code == 0, stored.stderr
+        check_schema(json.loads(stored.stdout), "auth-login")
+        # no token on stdin: the environment variable's is checked and nothing stored
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        env["RUNTIME_GITHUB_TOKEN"] = token
+        checked = cli("-o", "json", "auth", "login", "github", *host, extra_env=env)
+        assert checked.code == 0, checked.stderr
+        check_schema(json.loads(checked.stdout), "auth-login")
+        out = cli("-o", "json", "auth", "logout", "github", *host, extra_env=env)
+        assert out.code == 0, out.stderr
+        doc = json.loads(out.stdout)
+        check_schema(doc, "auth-logout")
+        assert doc == {
+            "ok": True,
+            "host": gh.host,
+            "removed": True,
+            "still_used": "RUNTIME_GITHUB_TOKEN",
+        }
+        # the note the text form gives is on stderr under --output json too
+        assert "note: RUNTIME_GITHUB_TOKEN is still set in this environment" in out.stderr
