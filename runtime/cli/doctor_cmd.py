@@ -88,6 +88,24 @@ def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
     return checks
 
 
+def _contexts(ws: Any) -> dict[str, Any]:
+    """contexts.json, as every command that reads it will: the file, and the active context's
+    values (what providers read); a broken one stops those commands with exit 2."""
+    from runtime.errors import RuntimeFailure
+    from runtime.home.contexts import ContextStore
+
+    store = ContextStore(ws.home)
+    try:
+        names = store.names()
+        active = store.active()
+    except RuntimeFailure as exc:
+        return _check("contexts", "error", exc.message, exc.hint or f"fix {store.path}")
+    if not names:
+        return _check("contexts", "ok", "none")
+    which = f"active: {active.name}" if active is not None else "none active"
+    return _check("contexts", "ok", f"{plural(len(names), 'context')} ({which})")
+
+
 def _login_fix(ws: Any) -> str:
     """What to do without a keyring: export the variables the credentials are read from."""
     from runtime.errors import RuntimeFailure
@@ -233,13 +251,14 @@ def _providers(ws: Any) -> dict[str, Any]:
 
 @doctor_app.command("doctor")
 def doctor_cmd() -> None:
-    """Check the installation: Home, policy, config, keyring, the programs providers run,
+    """Check the installation: Home, policy, config, contexts, keyring, the programs providers run,
     allowed binaries,
     OS confinement of binary steps, providers."""
     ws = workspace()
     checks = [
         *_home(ws),
         *_policy_and_config(ws),
+        _contexts(ws),
         _keyring(ws),
         *_programs(ws),
         *_binaries(ws),

@@ -169,6 +169,8 @@ def test_a_hand_edited_host_is_refused_when_used_and_can_be_repaired(
         assert message in result.stderr + result.stdout, (command, result.stderr)
         assert "runtime context set work github_host=HOST" in result.stderr + result.stdout
     assert gh.requests == []
+    doctor = run("doctor")
+    assert doctor.code == 5 and f"ERROR   contexts: {message}" in doctor.stdout
 
     # shown as stored, so that it can be found
     listed = run("context", "list")
@@ -182,6 +184,7 @@ def test_a_hand_edited_host_is_refused_when_used_and_can_be_repaired(
     step = run("github", "user", "get")
     assert step.code == 0, step.stdout + step.stderr
     assert json.loads(path.read_text())["contexts"]["work"]["organization"] == "acme"
+    assert "OK      contexts: 1 context (active: work)" in run("doctor").stdout
 
 
 def test_another_context_with_a_bad_host_does_not_block_the_active_one(
@@ -256,6 +259,14 @@ def test_a_malformed_contexts_file_is_exit_2_naming_the_file_and_the_repair(
         assert f"mv {path} {path}.broken" in text, (command, text)
         assert "runtime context set NAME key=value" in text
     assert path.read_bytes() == data  # never rewritten behind the user's back
+
+    # doctor, asked what to fix, names it too, instead of calling the installation healthy
+    doctor = run("doctor")
+    assert doctor.code == 5, doctor.stdout
+    assert f"ERROR   contexts: {path}{problem}" in doctor.stdout
+    assert f"mv {path} {path}.broken" in doctor.stdout
+    checks = {c["check"]: c for c in run("-o", "json", "doctor").json()["checks"]}
+    assert checks["contexts"]["status"] == "error"
 
     doc = run("-o", "json", "context", "list")
     assert doc.code == 2
