@@ -196,6 +196,29 @@ def _help_asked(args: list[str]) -> bool:
     return "--help" in args or "-h" in args
 
 
+def _refuse_unknown_words(provider: Any, args: list[str]) -> None:
+    """``runtime files reed --help``: words that begin no operation are a misspelling, refused
+    with a "did you mean" as the call itself and a misspelled command's --help are (exit 2);
+    no words, or the start of some (``runtime github repo --help``), get the provider's help."""
+    from runtime.errors import UsageError
+    from runtime.provider import did_you_mean, similar_operations
+
+    words: list[str] = []
+    for arg in args:
+        if arg.startswith("-") or arg == "help":
+            break
+        words.append(arg)
+    if not words or any(
+        tuple(words) == op.words[: len(words)] for op in provider.operations
+    ):  # (an operation without words takes any words as its arguments)
+        return
+    raise UsageError(
+        f"'{' '.join(words[:2])}' is not an operation of '{provider.name}'",
+        hint=did_you_mean(similar_operations(provider.operations, words))
+        + f"run `runtime {provider.name} --help` for the operations",
+    )
+
+
 def provider_command(name: str, args: list[str]) -> Any:
     from runtime.cli.session import workspace
     from runtime.errors import UsageError
@@ -215,6 +238,7 @@ def provider_command(name: str, args: list[str]) -> Any:
 
         op = match_operation(provider.operations, args)
         if op is None or not op.words:
+            _refuse_unknown_words(provider, args)
             print_provider_help(provider)
         else:
             print_operation_help(provider, op)

@@ -147,8 +147,25 @@ def test_operation_help_in_json_and_for_unknown_words(cli: Cli) -> None:
     document = json.loads(result.stdout)
     assert document["operation"]["words"] == ["repo", "view"]
     assert document["operation"]["form"] == "repo view OWNER/REPO"
-    unknown = cli("github", "nope", "--help")  # no such operation: the provider's help
-    assert unknown.code == 0 and "OPERATION" in unknown.stdout and "repo view" in unknown.stdout
+    # the start of some operations' words: the provider's help, which lists them
+    partial = cli("github", "repo", "--help")
+    assert partial.code == 0 and "OPERATION" in partial.stdout and "repo view" in partial.stdout
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_for_a_misspelled_operation_is_refused_with_a_suggestion(cli: Cli, flag: str) -> None:
+    # as `runtime capability valdate --help` and the call itself are: exit 2, did you mean
+    for words, meant in ((["files", "reed"], "read"), (["github", "repo", "lst"], "repo list")):
+        result = cli(*words, flag)
+        assert result.code == 2, result.stdout
+        assert result.stdout == ""
+        assert f"error: '{' '.join(words[1:])}' is not an operation of '{words[0]}'" in (
+            result.stderr
+        )
+        assert f"did you mean '{meant}'? run `runtime {words[0]} --help`" in result.stderr
+    unknown = cli("-o", "json", "github", "nope", flag)
+    assert unknown.code == 2
+    assert unknown.json()["error"]["message"] == "'nope' is not an operation of 'github'"
 
 
 # -- 12. help and usage ---------------------------------------------------------------------
