@@ -208,9 +208,10 @@ def _refuse_unknown_words(provider: Any, args: list[str]) -> None:
         if arg.startswith("-") or arg == "help":
             break
         words.append(arg)
+    # an operation without words takes any words as its arguments
     if not words or any(
-        tuple(words) == op.words[: len(words)] for op in provider.operations
-    ):  # (an operation without words takes any words as its arguments)
+        not op.words or tuple(words) == op.words[: len(words)] for op in provider.operations
+    ):
         return
     raise UsageError(
         f"'{' '.join(words[:2])}' is not an operation of '{provider.name}'",
