@@ -175,6 +175,14 @@ def _count(environ: Mapping[str, str], name: str, default: int) -> int:
     return int(text)
 
 
+def check_settings(environ: Mapping[str, str]) -> None:
+    """The client's settings from the environment, as a :class:`StepError` when one is
+    not a value it takes: checked at plan time, so that no step of a run has started."""
+    _setting(environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True)
+    _setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
+    _count(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES)
+
+
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """runtime's certificate setup, as a step failure when the certificates cannot load."""
     from runtime.provider import CertificateSetupError

@@ -16,12 +16,11 @@ from typing import Any
 from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
-from providers.github.client import GitHubHTTP, Response, build_body, dumps
+from providers.github.client import GitHubHTTP, Response, build_body, check_settings, dumps
 from runtime.provider import (
     ApiRoute,
     BindingProblem,
     BoundCall,
-    Decision,
     Inspection,
     Operation,
     RunContext,
@@ -421,9 +420,15 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     """Hosts, credential host and where implicit values come from. No network, no writes."""
     inspection = Inspection()
     try:
+        # the environment's settings (GITHUB_API_URL, RUNTIME_GITHUB_TIMEOUT...): one that
+        # is not a value they take is invalid usage, said before any step has run (no
+        # policy decided it)
         endpoints = run_endpoints(run.environ, run)
+        if operation.transport in ("rest", "graphql"):
+            check_settings(run.environ)
     except StepError as exc:
-        inspection.decision = Decision(False, "github endpoints", exc.message)
+        hint = exc.hint or "fix or unset the variable"
+        inspection.problems.append(BindingProblem(-1, exc.message, hint, code="invalid-setting"))
         return inspection
     inspection.credential_host = endpoints.host
     inspection.hosts = endpoints.network_hosts

@@ -224,16 +224,16 @@ PASSWORD = "hunter2pass"
 
 @pytest.mark.parametrize("fmt", ["json", "console"])
 def test_secrets_in_events_are_redacted(cli_proc: Callable[..., Result], fmt: str) -> None:
-    # the step fails with a message quoting the variable: the step.finished event's
-    # error holds the registered token, a ghp_ token and a URL's password
+    # the run is refused with a message quoting the variable: the station.failed event's
+    # message holds the registered token, a ghp_ token and a URL's password
     value = f"https://alice:{PASSWORD}@example.com/{REGISTERED}/{TOKEN_SHAPED}"
     env = {"RUNTIME_GITHUB_TOKEN": REGISTERED, "RUNTIME_GITHUB_TIMEOUT": value}
     args = ("--log-level", "debug", "--log-format", fmt, "github", "repo", "view", "acme/app")
     result = cli_proc(*args, extra_env=env)
-    assert result.code == 1
-    [finished] = [line for line in result.stderr.splitlines() if "step.finished" in line]
-    assert "RUNTIME_GITHUB_TIMEOUT=" in finished
-    assert "https://[REDACTED]@example.com/[REDACTED]/[REDACTED]" in finished
+    assert result.code == 2
+    [failed] = [line for line in result.stderr.splitlines() if "station.failed" in line]
+    assert "RUNTIME_GITHUB_TIMEOUT=" in failed
+    assert "https://[REDACTED]@example.com/[REDACTED]/[REDACTED]" in failed
     for secret in (REGISTERED, TOKEN_SHAPED, PASSWORD):
         assert secret not in result.stderr + result.stdout
 

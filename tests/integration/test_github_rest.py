@@ -540,7 +540,7 @@ def test_plain_http_is_refused_for_a_non_loopback_host(cli, gh: GitHubDouble, ge
     result = cli(
         "github", "user", "get", extra_env={**genv, "GITHUB_API_URL": "http://api.example.com"}
     )
-    assert result.code == 3
+    assert result.code == 2  # an invalid setting, said before anything runs
     assert "only loopback addresses may use http" in result.stderr
 
 

@@ -32,7 +32,7 @@ from providers.github.client import GitHubHTTP
 from runtime import __version__
 from runtime.errors import StepError
 from tests.conftest import REPO as CHECKOUT
-from tests.conftest import RUNTIME_BIN
+from tests.conftest import RUNTIME_BIN, capability, write
 from tests.github_double import GitHubDouble
 from tests.github_double.peak_rss import run_measured
 
@@ -426,7 +426,7 @@ def test_endless_next_links_stop_after_100_pages(
     for bad in ("0.5", "0", "-1", "many"):
         env = {**genv, "RUNTIME_GITHUB_MAX_PAGES": bad}
         refused = cli_proc("github", "repo", "list", "acme", extra_env=env)
-        assert refused.code == 1
+        assert refused.code == 2  # invalid usage, said at plan time: no step has started
         assert f"RUNTIME_GITHUB_MAX_PAGES='{bad}' is not a whole number of 1 or more" in (
             refused.stderr
         )
@@ -478,11 +478,36 @@ def test_a_github_api_url_that_is_not_a_url_is_refused_by_name(
     env = {**genv, "GITHUB_API_URL": url}
     step = cli("github", "repo", "view", "acme/app", extra_env=env)
     status = cli("auth", "status", extra_env=env)
-    for result, code in ((step, 3), (status, 2)):
+    for result in (step, status):  # invalid usage both: no policy decided it
         text = result.stdout + result.stderr
-        assert result.code == code, text
+        assert result.code == 2, text
         assert f"GITHUB_API_URL={url!r} is not a valid URL ({reason}" in text
         assert "internal error" not in text and "Traceback" not in text
+
+
+def test_a_bad_client_setting_stops_a_run_before_its_first_step(
+    cli: Any, gh: GitHubDouble, genv: dict[str, str], work: Path
+) -> None:
+    # a files step before the github one: it wrote its file, then the github step failed
+    # on RUNTIME_GITHUB_TIMEOUT=abc (exit 1)
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [write, a.txt, x]\n"
+            "  - provider: github\n    args: [repo, view, acme/app]\n"
+        ),
+    )
+    for name, value in (
+        ("RUNTIME_GITHUB_TIMEOUT", "abc"),
+        ("RUNTIME_GITHUB_MAX_WAIT", "-1"),
+        ("GITHUB_API_URL", "http://api.example.com"),
+    ):
+        result = cli("capability", "execute", "cap.md", extra_env={**genv, name: value})
+        assert result.code == 2, result.stdout + result.stderr
+        assert f"{name}=" in result.stderr or name in result.stderr
+        assert "(step 2); nothing ran" in result.stderr
+        assert not (work / "a.txt").exists()
+    assert gh.requests == []
 
 
 def test_a_redirect_to_a_location_that_is_not_a_url_fails_the_step(
@@ -505,7 +530,7 @@ def test_a_refusal_quoting_a_url_does_not_show_its_password(
     env = {**genv, "GITHUB_API_URL": url}
     refused = cli(*output, "github", "repo", "view", "acme/app", extra_env=env)
     text = refused.stdout + refused.stderr
-    assert refused.code == 3, text
+    assert refused.code == 2, text
     assert "GITHUB_API_URL" in text
     if "[::1" in url:  # quoted whole in the message: the reporter redacts the password
         assert "[REDACTED]@" in text
