@@ -627,7 +627,7 @@ class Number(_Scalar):
 
     def takes(self) -> str:
         if self.above is not None and self.maximum is not None:
-            return f"a number between {self.above:g} and {self.maximum:g}"
+            return f"a number above {self.above:g} and at most {self.maximum:g}"
         if self.above is not None:
             return f"a number above {self.above:g}"
         if self.maximum is not None:

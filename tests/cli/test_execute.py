@@ -777,7 +777,7 @@ def test_timeout_is_checked_as_the_policy_file_checks_it(
     head, tail = (part.split() for part in command.split("|"))
     result = cli(*head, "--timeout", value, *tail, extra_env=extra)
     assert result.code == 2, result.stdout + result.stderr
-    assert f"--timeout must be a number between 0 and 86400 (seconds), not '{value}'" in (
+    assert f"--timeout must be a number above 0 and at most 86400 (seconds), not '{value}'" in (
         result.stderr
     )
     assert "Traceback" not in result.stderr

@@ -100,7 +100,7 @@ def test_number_with_an_exclusive_lower_and_inclusive_upper_bound() -> None:
     for text in ("0", "86401", "soon", "nan"):
         _, problems = run(f"t: {text}\n", shape)
         assert found(problems) == [
-            (1, 4, "bad", f"'t' must be a number between 0 and 86400, not '{text}'")
+            (1, 4, "bad", f"'t' must be a number above 0 and at most 86400, not '{text}'")
         ]
 
 
@@ -375,7 +375,7 @@ def test_policy_reports_every_problem_at_its_position() -> None:
             3,
             18,
             "invalid-policy",
-            "'timeout_seconds' must be a number between 0 and 86400, not '0'",
+            "'timeout_seconds' must be a number above 0 and at most 86400, not '0'",
         ),
         (4, 12, "invalid-policy", "'git_hooks' must be true or false, not 'yes'"),
     ]
