@@ -133,9 +133,10 @@ def policy_check_cmd(
             out(f"[{d['index']}] {d['target']}: {verdict}")
         if code == int(ExitCode.INVALID):
             steps = plural(len(plan.waiting), "step")
+            several = len(waiting) > 1
             err(
-                f"error: missing required input{'s' if len(waiting) > 1 else ''}: "
-                f"{', '.join(waiting)}; {steps} cannot be decided without {'them' if len(waiting) > 1 else 'it'}"
+                f"error: missing required input{'s' if several else ''}: {', '.join(waiting)}; "
+                f"{steps} cannot be decided without {'them' if several else 'it'}"
             )
             err("  hint: " + " ".join(f"--input {n}=..." for n in waiting))
     raise typer.Exit(code)
