@@ -12,14 +12,15 @@ rewrite it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
-from runtime.home.layout import Home, atomic_write
+from runtime.home.layout import Home, atomic_write, locked
 from runtime.provider import Setting, SettingKind
 from runtime.reading import position, read_file
 from runtime.text import not_utf8
@@ -138,8 +139,27 @@ class ContextStore:
                     )
         return Context(name, dict(entry))
 
-    def _save(self, data: dict[str, Any]) -> None:
-        atomic_write(self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[dict[str, Any]]:
+        """The file's data to change, written back when the block ends without an error.
+
+        Read, change and write are one step under Home's lock: two ``context`` commands
+        at once take turns, so neither writes over what the other just added. A Home
+        that cannot be written (a read-only file system, no permission) is a usage error
+        naming the file, and the file is left as it was."""
+        try:
+            with locked(self.home.root):
+                data = self._load()
+                yield data
+                atomic_write(
+                    self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+                )
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write {self.path}: {exc.strerror or exc}; no context was changed",
+                hint=f"make Runtime Home ({self.home.root}) writable, or set RUNTIME_HOME "
+                "to a writable folder",
+            ) from None
 
     # -- the store's operations -----------------------------------------------------------
     def names(self) -> list[str]:
@@ -187,64 +207,62 @@ class ContextStore:
 
     def use(self, name: str | None) -> None:
         """Make ``name`` the active context; ``None`` turns the active one off."""
-        data = self._load()
-        if name is not None:
-            self._known(data, name)
-        data["active"] = name
-        self._save(data)
+        with self._changing() as data:
+            if name is not None:
+                self._known(data, name)
+            data["active"] = name
 
     def delete(self, name: str) -> bool:
         """Delete the context ``name``; True when it was the active one (now none is)."""
-        data = self._load()
-        self._known(data, name)
-        del data["contexts"][name]
-        was_active = data.get("active") == name
-        if was_active:
-            data["active"] = None
-        self._save(data)
+        with self._changing() as data:
+            self._known(data, name)
+            del data["contexts"][name]
+            was_active = data.get("active") == name
+            if was_active:
+                data["active"] = None
         return was_active
 
     def set(self, name: str | None, pairs: dict[str, str]) -> Context:
         """Set values of the context ``name``, else of the active one; the first context
         made becomes the active one. With contexts but none active (turned off), a name
         is needed: which one to change is not guessed."""
-        data = self._load()
-        if name is not None:
-            target = check_name(name)
-        elif isinstance(data.get("active"), str):
-            target = data["active"]
-        elif not data["contexts"]:
-            target = "default"
-        else:
-            raise UsageError(
-                "no active context to set values in",
-                hint="name the context: `runtime context set NAME key=value` "
-                f"(contexts: {', '.join(sorted(data['contexts']))})",
-            )
-        first = not data["contexts"]
-        for key, value in pairs.items():
-            if key not in self.settings:
-                raise UsageError(
-                    f"unknown context key '{key}'", hint="known keys: " + ", ".join(self.settings)
-                )
-            where = not_utf8(value)
-            if where is not None:  # stored, it would be no text a JSON reader takes
-                raise UsageError(
-                    f"the value of '{key}' is not UTF-8 text ({where})",
-                    hint="a context holds text: convert the value (iconv -t UTF-8)",
-                )
-            refusal = self._refusal(key, value)
-            if refusal is not None:
-                raise UsageError(refusal, hint=f"for example {key}=ghe.example.com")
-        entry = data["contexts"].setdefault(target, {})
-        for key, value in pairs.items():
-            if value == "":
-                entry.pop(key, None)
+        with self._changing() as data:
+            if name is not None:
+                target = check_name(name)
+            elif isinstance(data.get("active"), str):
+                target = data["active"]
+            elif not data["contexts"]:
+                target = "default"
             else:
-                entry[key] = value
-        if first:
-            data["active"] = target
-        self._save(data)
+                raise UsageError(
+                    "no active context to set values in",
+                    hint="name the context: `runtime context set NAME key=value` "
+                    f"(contexts: {', '.join(sorted(data['contexts']))})",
+                )
+            first = not data["contexts"]
+            for key, value in pairs.items():
+                if key not in self.settings:
+                    raise UsageError(
+                        f"unknown context key '{key}'",
+                        hint="known keys: " + ", ".join(self.settings),
+                    )
+                where = not_utf8(value)
+                if where is not None:  # stored, it would be no text a JSON reader takes
+                    raise UsageError(
+                        f"the value of '{key}' is not UTF-8 text ({where})",
+                        hint="a context holds text: convert the value (iconv -t UTF-8)",
+                    )
+                refusal = self._refusal(key, value)
+                if refusal is not None:
+                    raise UsageError(refusal, hint=f"for example {key}=ghe.example.com")
+            entry = data["contexts"].setdefault(target, {})
+            for key, value in pairs.items():
+                if value == "":
+                    entry.pop(key, None)
+                else:
+                    entry[key] = value
+            if first:
+                data["active"] = target
         return Context(target, dict(entry))
 
 

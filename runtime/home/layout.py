@@ -136,7 +136,10 @@ def _shipped_files() -> dict[str, Path]:
 
 
 @contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def locked(root: Path) -> Iterator[None]:
+    """Home's writers take turns: a refresh, and a read-change-write of a file in Home
+    (``contexts.json``), hold the exclusive lock on ``.lock`` while they work. Not
+    reentrant: a holder must not take it again."""
     import fcntl
 
     root.mkdir(parents=True, exist_ok=True)
@@ -253,7 +256,7 @@ def home_key(root: Path, purpose: str) -> bytes | None:
         key = _read_key(path)
         if key is not None:
             return key
-        with _locked(root):
+        with locked(root):
             key = _read_key(path)  # another process may have made it meanwhile
             if key is None:
                 atomic_write(path, secrets.token_hex(_KEY_BYTES).encode() + b"\n", 0o600)
@@ -282,7 +285,7 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
     """
     if not verify and is_current(home):
         return RefreshReport(home.root, __version__, __version__)
-    with _locked(home.root):
+    with locked(home.root):
         previous: str | None
         try:
             previous = (home.root / VERSION_FILE).read_text(encoding="utf-8").strip()

@@ -1,0 +1,65 @@
+"""What writes into Home and the working folder when they cannot be written, or when two
+commands write at once: a usage error naming the file (exit 2), never an internal error,
+and no change lost or half made."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import RUNTIME_BIN, run_checkout, without_read_override
+
+
+def test_concurrent_context_sets_all_land(home: Path, env: dict[str, str], work: Path) -> None:
+    # each `context set` reads contexts.json, adds its context and writes it back: without
+    # turns, one that read before another wrote writes over the other's context
+    assert run_checkout(env, work, "bootstrap").code == 0
+    names = [f"c{i}" for i in range(10)]
+    procs = [
+        subprocess.Popen(
+            [str(RUNTIME_BIN), "context", "set", name, f"organization={name}"],
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name in names
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    data = json.loads((home / "contexts.json").read_text())
+    assert sorted(data["contexts"]) == names
+    assert data["active"] in names
+
+
+def test_context_changes_in_a_read_only_home_are_exit_2(
+    home: Path, env: dict[str, str], work: Path
+) -> None:
+    assert run_checkout(env, work, "context", "set", "dev", "organization=acme").code == 0
+    before = (home / "contexts.json").read_bytes()
+    home.chmod(0o555)
+    try:
+        as_user = without_read_override()
+        for command in (
+            ("context", "set", "dev", "organization=other"),
+            ("context", "set", "new", "organization=x"),
+            ("context", "use", "--none"),
+            ("context", "delete", "dev"),
+        ):
+            result = run_checkout(env, work, *command, prefix=as_user)
+            assert result.code == 2, (command, result.stderr)
+            assert (
+                f"error: cannot write {home / 'contexts.json'}: Permission denied; "
+                "no context was changed\n" in result.stderr
+            )
+            assert "hint: make Runtime Home" in result.stderr
+            assert "internal error" not in result.stderr
+            shown = run_checkout(env, work, "-o", "json", *command, prefix=as_user)
+            assert shown.code == 2
+            assert json.loads(shown.stdout)["error"]["code"] == "usage"
+    finally:
+        home.chmod(0o755)
+    assert (home / "contexts.json").read_bytes() == before
