@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -474,6 +475,7 @@ def new_cmd(
     ),
 ) -> None:
     """Write a commented starting capability that validates as written. Never overwrites."""
+    import errno
     import re
 
     from runtime.document.scaffold import render
@@ -502,12 +504,31 @@ def new_cmd(
         )
     if path.exists():
         raise UsageError(f"{path} already exists; nothing was written", hint="choose another name")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    text = render(stem, found.scaffold, found.scaffold_network)
+    created = False
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "x", encoding="utf-8") as fh:  # "x": refuse to overwrite, even in a race
-            fh.write(render(stem, found.scaffold, found.scaffold_network))
-    except FileExistsError:
+            created = True
+            fh.write(text)
+    except FileExistsError as exc:
+        if exc.filename is not None and Path(exc.filename) != path:  # a file for the folder
+            raise UsageError(
+                f"cannot create {path}: {exc.filename} is not a folder; nothing was written",
+                hint="give a path ending in .md elsewhere, or move that file away",
+            ) from None
         raise UsageError(f"{path} already exists; nothing was written") from None
+    except OSError as exc:
+        if created:  # a half-written file would make the next try say "already exists"
+            with contextlib.suppress(OSError):
+                path.unlink()
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}; nothing was written",
+            hint="free some space there, then run it again"
+            if full
+            else "run it in a folder you can write to, or give a path ending in .md there",
+        ) from None
     if json_mode():
         emit_json({"ok": True, "path": str(path), "provider": provider})
     else:

@@ -63,3 +63,48 @@ def test_context_changes_in_a_read_only_home_are_exit_2(
     finally:
         home.chmod(0o755)
     assert (home / "contexts.json").read_bytes() == before
+
+
+def test_capability_new_where_it_cannot_write_is_exit_2(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    assert run_checkout(env, work, "bootstrap").code == 0
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        result = run_checkout(
+            env, locked, "capability", "new", "job", prefix=without_read_override()
+        )
+    finally:
+        locked.chmod(0o755)
+    assert result.code == 2, result.stderr
+    assert (
+        f"error: cannot write {locked / 'capabilities' / 'job.md'}: Permission denied; "
+        "nothing was written\n" in result.stderr
+    )
+    assert "hint: run it in a folder you can write to" in result.stderr
+    assert not (locked / "capabilities").exists()
+
+    (work / "capabilities").write_text("a file, not a folder\n")
+    result = run_checkout(env, work, "-o", "json", "capability", "new", "job")
+    assert result.code == 2, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["message"] == (
+        f"cannot create {work / 'capabilities' / 'job.md'}: {work / 'capabilities'} is not a "
+        "folder; nothing was written"
+    )
+    assert (work / "capabilities").read_text() == "a file, not a folder\n"
+
+
+def test_capability_new_leaves_no_half_written_file(env: dict[str, str], work: Path) -> None:
+    # a write that fails midway (a full disk; here a file size limit) must not leave a
+    # file that the next try calls "already exists"
+    assert run_checkout(env, work, "bootstrap").code == 0
+    result = run_checkout(env, work, "capability", "new", "job", prefix=("prlimit", "--fsize=100"))
+    assert result.code == 2, result.stderr
+    assert "error: cannot write" in result.stderr
+    assert "File too large; nothing was written" in result.stderr
+    assert not (work / "capabilities" / "job.md").exists()
+    again = run_checkout(env, work, "capability", "new", "job")
+    assert again.code == 0, again.stderr
