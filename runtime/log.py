@@ -142,11 +142,14 @@ def configure(chosen: Settings) -> None:
     if _redactor is None:
         _redactor = Redactor()  # token shapes and URL userinfo until a run brings its own
     if chosen.format == "json":
-        from runtime.text import json_dumps
+        from runtime.text import json_dumps, json_for
 
         # as every JSON runtime writes: a line a strict reader takes (a file name's
-        # byte that is not UTF-8 as its escape, not a lone surrogate)
-        renderer: Any = structlog.processors.JSONRenderer(serializer=json_dumps)
+        # byte that is not UTF-8 as its escape, not a lone surrogate; on a stream that
+        # is not UTF-8, ASCII)
+        renderer: Any = structlog.processors.JSONRenderer(
+            serializer=lambda value, **options: json_for(sys.stderr, json_dumps(value, **options))
+        )
     else:
         colors = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
         renderer = structlog.dev.ConsoleRenderer(colors=colors, sort_keys=False)

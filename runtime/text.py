@@ -15,6 +15,7 @@ is not text output.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Container, Iterable, Sequence
@@ -188,3 +189,47 @@ def _wrap(cell: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]
+
+
+# The error handler for a stream whose encoding is not UTF-8 (a Latin-1 locale,
+# PYTHONIOENCODING=ascii): each character it cannot hold as its JSON escape
+ESCAPE = "runtime.escape"
+
+
+def _unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """:data:`ESCAPE`: ``\\u00e9`` for a character (a UTF-16 pair for one beyond U+FFFF),
+    which reads the same in text and is valid inside a JSON string, where alone in a
+    JSON text such a character can stand."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+codecs.register_error(ESCAPE, _unencodable)
+
+
+def utf8(encoding: str | None) -> bool:
+    """Whether ``encoding`` (a stream's; None: the locale's) is UTF-8."""
+    import locale
+
+    try:
+        return codecs.lookup(encoding or locale.getpreferredencoding(False)).name == "utf-8"
+    except LookupError:
+        return False
+
+
+def json_for(stream: Any, document: str) -> str:
+    """A JSON text as ``stream`` should get it: as it is on a UTF-8 stream; else every
+    character beyond ASCII as its escape, the same data in bytes that read alike in
+    UTF-8 (what a JSON reader expects) and in the stream's encoding."""
+    if document.isascii() or utf8(getattr(stream, "encoding", None)):
+        return document
+    return document.encode("ascii", ESCAPE).decode("ascii")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.problems import Problem
-from runtime.text import json_dumps, printable
+from runtime.text import json_dumps, json_for, printable
 from runtime.text import table as text_table
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
@@ -40,7 +40,7 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
 
 def emit_json(doc: dict[str, Any], stream: TextIO | None = None) -> None:
     target = stream or sys.stdout
-    target.write(json_dumps(doc, indent=2) + "\n")
+    target.write(json_for(target, json_dumps(doc, indent=2)) + "\n")
     target.flush()
 
 

@@ -86,6 +86,16 @@ def _emit_bytes(data: bytes, stream: Any = None) -> None:
         raise Terminated(signal.SIGPIPE)
 
 
+def _utf8_bytes(text: str) -> bytes:
+    """``text`` as the bytes it was read from: UTF-8, a byte that was not UTF-8 as itself
+    (its lone surrogate, ``\\udcff``); any other lone surrogate, which no bytes decode to,
+    as its escape."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
 def _steps(indices: list[int]) -> str:
     """``step 3``, ``steps 3, 4``."""
     return step_ranges((i, i) for i in indices)
@@ -256,8 +266,8 @@ class RawReporter:
         if last and result.failure is None and outcome is not None and not outcome.streamed:
             if outcome.raw is not None:
                 self._bytes(result.planned.index, outcome.raw)
-            else:
-                _emit(sys.stdout, self.redactor.text(outcome.output))
+            else:  # text: its bytes, UTF-8 as runtime read them, whatever stdout's encoding
+                _emit_bytes(_utf8_bytes(self.redactor.text(outcome.output)))
         lines = _failure_lines(result, self.redactor, "")
         if lines:
             _emit(sys.stderr, lines)

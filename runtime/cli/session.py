@@ -173,11 +173,21 @@ class _Guard(io.RawIOBase):
 
 
 def _guarded(fd: int, current: Any) -> io.TextIOWrapper:
-    """``current`` (Python's stream for ``fd``, or None if it was closed) over a guard."""
+    """``current`` (Python's stream for ``fd``, or None if it was closed) over a guard.
+
+    In an encoding other than UTF-8 (a Latin-1 locale, ``PYTHONIOENCODING=ascii``) a
+    character it cannot hold is written as its ``\\uXXXX`` escape (:data:`runtime.text.ESCAPE`), not
+    raised: the output is whole, and a JSON document or event line stays valid JSON."""
+    from runtime.text import ESCAPE, utf8
+
+    encoding = getattr(current, "encoding", None)
+    errors = getattr(current, "errors", None) or ("backslashreplace" if fd == 2 else None)
+    if not utf8(encoding):
+        errors = ESCAPE
     return io.TextIOWrapper(
         io.BufferedWriter(_Guard(fd)),
-        encoding=getattr(current, "encoding", None),
-        errors=getattr(current, "errors", None) or ("backslashreplace" if fd == 2 else None),
+        encoding=encoding,
+        errors=errors,
         line_buffering=getattr(current, "line_buffering", fd == 2),
         write_through=getattr(current, "write_through", False),
     )
