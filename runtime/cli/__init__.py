@@ -68,6 +68,15 @@ class LazyGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         self.params[:0] = global_options(root=True)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Global options alone (``runtime -o json``, ``runtime --log-level debug``) are
+        ``runtime`` alone: its help on stdout, exit 0, as a group alone gives its own
+        (click would call it a missing command)."""
+        if not ctx._protected_args and not ctx.args:
+            sys.stdout.write(ctx.get_help() + "\n")
+            raise typer.Exit(0)
+        return super().invoke(ctx)
+
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:
             return super().resolve_command(ctx, args)

@@ -194,6 +194,20 @@ def test_a_bare_runtime_prints_its_help(cli: Cli) -> None:
     assert "capability" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "options", [["-o", "json"], ["--output", "text"], ["--log-level", "debug"], ["-o", "raw"]]
+)
+def test_runtime_with_only_global_options_prints_its_help(cli_proc, options: list[str]) -> None:
+    # as a bare group does with the same options (`runtime -o json capability`), not
+    # "Missing command" and exit 2
+    bare = cli_proc()
+    result = cli_proc(*options)
+    assert result.code == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout == bare.stdout
+    assert cli_proc(*options, "capability").code == 0
+
+
 @pytest.mark.parametrize("group", GROUPS)
 def test_a_bare_group_prints_its_help(cli: Cli, group: str) -> None:
     result = cli(group)
