@@ -134,11 +134,12 @@ def table(
     columns = max(len(row) for row in data)
     for row in data:
         row.extend([""] * (columns - len(row)))
-    natural = [max(len(row[i]) for row in data) for i in range(columns)]
+    natural = [max(display_width(row[i]) for row in data) for i in range(columns)]
     if width is None or sum(natural) + 2 * (columns - 1) <= width:
         return _lines(data, natural, right)
     floors = [
-        min(w, max(MIN_COLUMN, len(data[0][i]) if headers else 0)) for i, w in enumerate(natural)
+        min(w, max(MIN_COLUMN, display_width(data[0][i]) if headers else 0))
+        for i, w in enumerate(natural)
     ]
     widths = _fit(natural, floors, width - 2 * (columns - 1))
     if columns == 1 or widths[-1] >= min(natural[-1], MIN_LAST):
@@ -163,9 +164,9 @@ def _lines(data: list[list[str]], widths: list[int], right: Container[int]) -> l
         cells = [_wrap(cell, widths[i]) for i, cell in enumerate(row)]
         for k in range(max(len(c) for c in cells)):
             parts = [c[k] if k < len(c) else "" for c in cells]
+            pads = [" " * max(0, widths[i] - display_width(part)) for i, part in enumerate(parts)]
             aligned = [
-                part.rjust(widths[i]) if i in right else part.ljust(widths[i])
-                for i, part in enumerate(parts)
+                pads[i] + part if i in right else part + pads[i] for i, part in enumerate(parts)
             ]
             lines.append("  ".join(aligned).rstrip())
     return lines
@@ -184,11 +185,62 @@ def _fit(natural: list[int], floors: list[int], budget: int) -> list[int]:
 
 
 def _wrap(cell: str, width: int) -> list[str]:
-    if len(cell) <= width:
+    """``cell`` on lines of at most ``width`` terminal cells, broken between words (a word
+    longer than that is broken too)."""
+    shown = display_width(cell)
+    if shown <= width:
         return [cell]
-    import textwrap
+    if shown == len(cell):  # one cell a character
+        import textwrap
 
-    return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]
+        return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]
+    lines: list[str] = []
+    line, used = "", 0
+    for word in cell.split():
+        size = display_width(word)
+        if line and used + 1 + size <= width:
+            line, used = f"{line} {word}", used + 1 + size
+            continue
+        if line:
+            lines.append(line)
+        while size > width:
+            head = _head(word, width)
+            lines.append(head)
+            word, size = word[len(head) :], size - display_width(head)
+        line, used = word, size
+    if line:
+        lines.append(line)
+    return lines or [""]
+
+
+def _head(word: str, width: int) -> str:
+    """The longest start of ``word`` that takes at most ``width`` cells (one character
+    at least)."""
+    used = 0
+    for i, char in enumerate(word):
+        used += _cell(char)
+        if used > width:
+            return word[: max(i, 1)]
+    return word
+
+
+def display_width(text: str) -> int:
+    """How many terminal cells ``text`` takes: two for a wide character (CJK, most emoji:
+    East Asian Wide or Fullwidth), none for a combining mark or a zero-width format
+    character, one for any other (what tables align and wrap by)."""
+    if text.isascii():
+        return len(text)
+    return sum(_cell(char) for char in text)
+
+
+def _cell(char: str) -> int:
+    import unicodedata
+
+    if char.isascii():
+        return 1
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 # The error handler for a stream whose encoding is not UTF-8 (a Latin-1 locale,

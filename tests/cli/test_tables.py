@@ -77,3 +77,28 @@ def test_provider_help_fits_the_columns(cli) -> None:
         line.startswith("  user get ") and line.endswith("The authenticated user")
         for line in wide.splitlines()
     )
+
+
+def _cells(line: str) -> int:
+    """Terminal cells: East Asian Wide and Fullwidth take two, combining marks none."""
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in line
+    )
+
+
+def test_wide_characters_count_as_two_cells(cli, work: Path) -> None:
+    title = "漢字" * 15 + " 😀😀😀 e\u0301"
+    write(work / "capabilities" / "wide.md", capability("version: v1\nworkflow: []\n", title=title))
+    for columns in (40, 60):
+        result = cli("capability", "list", extra_env={"COLUMNS": str(columns)})
+        assert result.code == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert max(_cells(line) for line in lines) <= columns, result.stdout
+        assert "".join(title.split()) in "".join(result.stdout.split()), result.stdout
+    lines = cli("capability", "list", extra_env={"COLUMNS": "120"}).stdout.splitlines()
+    source = lines[0].index("SOURCE")  # the header is ASCII: its index is its cell
+    row = next(line for line in lines if line.startswith("wide "))
+    assert _cells(row[: row.index("/")]) == source, lines  # the path under its header
