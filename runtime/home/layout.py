@@ -46,7 +46,16 @@ def home_path(environ: Mapping[str, str]) -> Path:
         return Path(explicit).expanduser()
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("runtime", appauthor=False))
+    try:
+        return Path(user_data_dir("runtime", appauthor=False))
+    except (RuntimeError, KeyError):  # no HOME, and no home for this user in /etc/passwd
+        from runtime.errors import UsageError
+
+        raise UsageError(
+            f"cannot tell where Runtime Home is: HOME is not set and user {os.getuid()} has "
+            "no home folder in the password database (common in containers and cron)",
+            hint="set RUNTIME_HOME to a folder (a missing one is created), or set HOME",
+        ) from None
 
 
 @dataclass

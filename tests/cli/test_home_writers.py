@@ -108,3 +108,43 @@ def test_capability_new_leaves_no_half_written_file(env: dict[str, str], work: P
     assert not (work / "capabilities" / "job.md").exists()
     again = run_checkout(env, work, "capability", "new", "job")
     assert again.code == 0, again.stderr
+
+
+def test_no_home_and_no_passwd_entry_is_exit_2_naming_runtime_home(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    # a container run as a uid /etc/passwd does not know, started with `env -i` (cron):
+    # no HOME, and none to look up; the passwd lookup fails as it does there
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import pwd\n\n\ndef _unknown(uid):\n"
+        "    raise KeyError(f'getpwuid(): uid not found: {uid}')\n\n\n"
+        "pwd.getpwuid = _unknown\n"
+    )
+    bare = {"PATH": env["PATH"], "PYTHONPATH": f"{site}:{env['PYTHONPATH']}"}
+    for command in (("files", "write", "a.txt", "x"), ("doctor",), ("capability", "list")):
+        result = subprocess.run(
+            [str(RUNTIME_BIN), *command],
+            env=bare,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stderr
+        assert "error: cannot tell where Runtime Home is: HOME is not set" in result.stderr
+        assert "hint: set RUNTIME_HOME to a folder" in result.stderr
+    assert not (work / "a.txt").exists()
+    assert list(work.iterdir()) == []  # no Home made under a folder named "~" either
+    given = subprocess.run(
+        [str(RUNTIME_BIN), "files", "write", "a.txt", "x"],
+        env={**bare, "RUNTIME_HOME": str(tmp_path / "home")},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert given.returncode == 0, given.stderr
