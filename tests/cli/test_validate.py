@@ -296,7 +296,7 @@ def test_a_typed_operation_is_checked_as_a_capabilitys_step_is(cli) -> None:
         result = cli("-o", "json", "github", *args, extra_env={"RUNTIME_GITHUB_TOKEN": ""})
         assert result.code == 2, result.stdout + result.stderr
         error = result.json()["error"]
-        assert (error["code"], error["message"]) == ("usage", message)
+        assert (error["code"], error["message"]) == ("bad-value", message)  # as in a capability
         assert hint in error["hint"]
 
 
