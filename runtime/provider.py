@@ -52,10 +52,10 @@ from runtime.log import WARNING as WARNING
 from runtime.log import Logger as Logger
 from runtime.log import get_logger as get_logger
 from runtime.reading import kind as _file_kind
+from runtime.text import not_utf8
 
 # a provider's human-readable output: a value it did not write (a file name) escaped as
 # all text output is, and tables made as the CLI makes its own
-from runtime.text import not_utf8
 from runtime.text import printable as printable
 from runtime.text import shorten as shorten
 from runtime.text import table as table
@@ -578,7 +578,8 @@ def resolve_call(
 
 
 def argument_problems(operation: Operation, call: BoundCall) -> list[BindingProblem]:
-    """The arguments whose value is not what the operation declares (type, range, choices).
+    """The arguments whose value is not what the operation declares (type, range, choices),
+    and text that is not UTF-8 (any argument but a path, and an undeclared key=value).
 
     Validation passes the args as authored, with a ``${reference}`` marked ``missing``;
     the plan passes them substituted. A value not known yet is not checked; a message
