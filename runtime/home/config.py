@@ -18,15 +18,36 @@ from runtime.reading import read_file
 CORE_FIELDS: dict[str, Shape] = {
     "capability_sources": List(
         # a string: YAML reads a plain 5 as a number, which is no folder ("<home>/5")
-        Text(string=True, pattern=r"(?s).+", means="a folder path"),
+        Text(
+            string=True,
+            pattern=r"(?s).+",
+            means="a folder path",
+            bad=Msg(
+                "{where} must be a folder path, not '{text}'",
+                'remove the empty entry, or name a folder: capability_sources: ["~/capabilities"]',
+            ),
+        ),
         wrong=Msg(
             "{where} must be a list of folders, not {got}",
             'write capability_sources: ["~/capabilities", "/srv/capabilities"]',
         ),
     ),
     # the audit log rotates past this size (bytes), keeping this many rotated files
-    "audit_max_bytes": Int(minimum=1024),
-    "audit_keep": Int(minimum=1, maximum=100),
+    "audit_max_bytes": Int(
+        minimum=1024,
+        bad=Msg(
+            "{where} must be an integer of at least 1024, not '{text}'",
+            "the size in bytes past which the audit log rotates; unset, 10485760 (10 MiB)",
+        ),
+    ),
+    "audit_keep": Int(
+        minimum=1,
+        maximum=100,
+        bad=Msg(
+            "{where} must be an integer from 1 to 100, not '{text}'",
+            "how many rotated audit files are kept; unset, 5",
+        ),
+    ),
 }
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
 

@@ -134,6 +134,10 @@ def test_rotation_settings_are_checked(cli, work: Path, home: Path) -> None:
     assert result.code == 2
     assert f"{home / 'config.yaml'}:1:18:" in result.stderr
     assert "audit_max_bytes" in result.stderr
+    # and what the setting is, with its default
+    assert "hint: the size in bytes past which the audit log rotates; unset, 10485760" in (
+        result.stderr
+    )
     assert not (work / "a.txt").exists()
 
 

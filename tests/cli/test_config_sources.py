@@ -60,6 +60,8 @@ def test_other_values_that_are_not_text_are_refused_each_at_its_place(
         (5, "each entry of 'capability_sources' must be a folder path, not ''"),
         (6, "each entry of 'capability_sources' must be a single value, not a list"),
     ]
+    empty = result.json()["error"]["problems"][3]
+    assert empty["hint"].startswith("remove the empty entry, or name a folder")
 
 
 def test_a_quoted_number_is_a_folder_name(
