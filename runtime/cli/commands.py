@@ -506,6 +506,8 @@ def new_cmd(
         raise UsageError(f"{path} already exists; nothing was written", hint="choose another name")
     text = render(stem, found.scaffold, found.scaffold_network)
     created = False
+    # the folders it makes on the way, deepest first: taken away again if nothing is written
+    made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "x", encoding="utf-8") as fh:  # "x": refuse to overwrite, even in a race
@@ -522,6 +524,9 @@ def new_cmd(
         if created:  # a half-written file would make the next try say "already exists"
             with contextlib.suppress(OSError):
                 path.unlink()
+        for folder in made:  # "nothing was written" holds for them too (rmdir: if empty)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
         raise UsageError(
             f"cannot write {path}: {exc.strerror or exc}; nothing was written",

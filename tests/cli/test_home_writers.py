@@ -105,7 +105,7 @@ def test_capability_new_leaves_no_half_written_file(env: dict[str, str], work: P
     assert result.code == 2, result.stderr
     assert "error: cannot write" in result.stderr
     assert "File too large; nothing was written" in result.stderr
-    assert not (work / "capabilities" / "job.md").exists()
+    assert not (work / "capabilities").exists()  # nor the folder it made for it
     again = run_checkout(env, work, "capability", "new", "job")
     assert again.code == 0, again.stderr
 
