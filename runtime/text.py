@@ -149,7 +149,7 @@ def table(
     lines: list[str] = []
     for row in data:
         lines += _lines([row[:-1]], widths, right)
-        lines += [BELOW + line for line in _wrap(row[-1], below) if line]
+        lines += [BELOW + line for line in wrap(row[-1], below) if line]
     return lines
 
 
@@ -161,7 +161,7 @@ BELOW = "    "  # the indent of a last column below its row
 def _lines(data: list[list[str]], widths: list[int], right: Container[int]) -> list[str]:
     lines: list[str] = []
     for row in data:
-        cells = [_wrap(cell, widths[i]) for i, cell in enumerate(row)]
+        cells = [wrap(cell, widths[i]) for i, cell in enumerate(row)]
         for k in range(max(len(c) for c in cells)):
             parts = [c[k] if k < len(c) else "" for c in cells]
             pads = [" " * max(0, widths[i] - display_width(part)) for i, part in enumerate(parts)]
@@ -184,9 +184,9 @@ def _fit(natural: list[int], floors: list[int], budget: int) -> list[int]:
     return [max(min(w, cap), f) for w, f in pairs]
 
 
-def _wrap(cell: str, width: int) -> list[str]:
+def wrap(cell: str, width: int) -> list[str]:
     """``cell`` on lines of at most ``width`` terminal cells, broken between words (a word
-    longer than that is broken too)."""
+    longer than that is broken too): a table's cell, or a line of prose."""
     shown = display_width(cell)
     if shown <= width:
         return [cell]

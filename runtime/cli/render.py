@@ -13,7 +13,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TextIO
 
 from runtime.problems import Problem
-from runtime.text import json_dumps, json_for, printable
+from runtime.text import display_width, json_dumps, json_for, printable, wrap
 from runtime.text import table as text_table
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
@@ -148,8 +148,14 @@ def out_wrapped(line: str, indent: str = "", hanging: str = "    ") -> None:
     (continuation lines after ``hanging``); as it is when stdout is not a terminal."""
     line = printable(line)
     width = terminal_width()
-    if width is None or len(indent) + len(line) <= width:
+    shown = display_width(line)
+    if width is None or len(indent) + shown <= width:
         out(indent + line)
+        return
+    if shown != len(line):  # wide characters (CJK, emoji) take two cells each
+        room = max(1, width - max(len(indent), len(hanging)))
+        for i, part in enumerate(wrap(line, room)):
+            out((hanging if i else indent) + part)
         return
     import textwrap
 

@@ -102,3 +102,21 @@ def test_wide_characters_count_as_two_cells(cli, work: Path) -> None:
     source = lines[0].index("SOURCE")  # the header is ASCII: its index is its cell
     row = next(line for line in lines if line.startswith("wide "))
     assert _cells(row[: row.index("/")]) == source, lines  # the path under its header
+
+
+def test_prose_lines_wrap_by_cells_too(cli, work: Path) -> None:
+    # preflight's lines after the table (cost hints, fixes) wrap as the table does: a wide
+    # character takes two cells of the terminal
+    hints = " ".join(["漢字の説明"] * 12)
+    write(
+        work / "cap.md",
+        capability(
+            "version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n",
+            f"metadata:\n  mda:\n    requires:\n      cost-hints: {{note: '{hints}'}}\n",
+        ),
+    )
+    result = cli("capability", "preflight", "cap.md", extra_env={"COLUMNS": "70"})
+    assert result.code == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert max(_cells(line) for line in lines) <= 70, result.stdout
+    assert "".join(hints.split()) in "".join(result.stdout.split()), result.stdout
