@@ -186,6 +186,16 @@ def test_values_that_fit_their_slot_still_run(
 # -- documented routes only -------------------------------------------------------------------
 
 
+def _the_problem(cli: Callable[..., Result], name: str) -> dict[str, Any]:
+    """The one problem `capability validate --output json` finds in ``name`` (exit 2)."""
+    result = cli("--output", "json", "capability", "validate", name)
+    assert result.code == 2, result.stdout
+    doc = result.json()
+    check_schema(doc, "validate")
+    (problem,) = doc["capabilities"][0]["problems"]
+    return problem
+
+
 def test_an_undocumented_literal_route_is_a_validation_error(
     cli: Callable[..., Result], work: Path
 ) -> None:
@@ -197,11 +207,7 @@ def test_an_undocumented_literal_route_is_a_validation_error(
     text = cli("capability", "validate", "lit.md")
     assert text.code == 2
     assert f"lit.md:{line}:{column}: error: " in text.stdout + text.stderr
-    result = cli("--output", "json", "capability", "validate", "lit.md")
-    assert result.code == 2
-    doc = result.json()
-    check_schema(doc, "validate")
-    (problem,) = doc["capabilities"][0]["problems"]
+    problem = _the_problem(cli, "lit.md")
     assert (problem["line"], problem["column"], problem["code"]) == (
         line,
         column,
@@ -224,9 +230,7 @@ def test_other_undocumented_literal_calls_are_validation_errors(
     cli: Callable[..., Result], work: Path, args: str, needle: str, code: str
 ) -> None:
     path = write(work / "lit.md", capability(LITERAL.format(args=args)))
-    result = cli("--output", "json", "capability", "validate", "lit.md")
-    assert result.code == 2, result.stdout
-    (problem,) = result.json()["capabilities"][0]["problems"]
+    problem = _the_problem(cli, "lit.md")
     assert (problem["line"], problem["column"], problem["code"]) == (
         *position(path, needle),
         code,
@@ -314,11 +318,7 @@ def test_a_literal_internal_repository_without_org_is_a_validation_error(
     assert text.code == 2
     line, column = position(path, "visibility=internal")
     assert f"internal.md:{line}:{column}: error: step 1: visibility=internal " in text.stdout
-    result = cli("--output", "json", "capability", "validate", "internal.md")
-    assert result.code == 2
-    doc = result.json()
-    check_schema(doc, "validate")
-    (problem,) = doc["capabilities"][0]["problems"]
+    problem = _the_problem(cli, "internal.md")
     assert (problem["line"], problem["column"], problem["code"]) == (
         line,
         column,
