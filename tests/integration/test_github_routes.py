@@ -186,6 +186,14 @@ def test_values_that_fit_their_slot_still_run(
 # -- documented routes only -------------------------------------------------------------------
 
 
+def _validates(cli: Callable[..., Result], work: Path, args: str) -> None:
+    """A one-step capability of ``args`` (a ${v} input when they name one) validates."""
+    body = (STEP if "${" in args else LITERAL).format(args=args)
+    write(work / "ok.md", capability(body))
+    result = cli("capability", "validate", "ok.md")
+    assert result.code == 0, result.stdout + result.stderr
+
+
 def _the_problem(cli: Callable[..., Result], name: str) -> dict[str, Any]:
     """The one problem `capability validate --output json` finds in ``name`` (exit 2)."""
     result = cli("--output", "json", "capability", "validate", name)
@@ -254,10 +262,7 @@ def test_other_undocumented_literal_calls_are_validation_errors(
 def test_documented_literal_routes_validate(
     cli: Callable[..., Result], work: Path, args: str
 ) -> None:
-    body = (STEP if "${" in args else LITERAL).format(args=args)
-    write(work / "ok.md", capability(body))
-    result = cli("capability", "validate", "ok.md")
-    assert result.code == 0, result.stdout + result.stderr
+    _validates(cli, work, args)
 
 
 @pytest.mark.parametrize(
@@ -341,10 +346,7 @@ def test_a_literal_internal_repository_without_org_is_a_validation_error(
 def test_an_internal_repository_that_may_have_an_org_validates(
     cli: Callable[..., Result], work: Path, args: str
 ) -> None:
-    body = (STEP if "${" in args else LITERAL).format(args=args)
-    write(work / "ok.md", capability(body))
-    result = cli("capability", "validate", "ok.md")
-    assert result.code == 0, result.stdout + result.stderr
+    _validates(cli, work, args)
 
 
 @pytest.mark.parametrize("command", ["plan", "execute"])
