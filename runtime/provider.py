@@ -749,6 +749,29 @@ class ProgramResult(NamedTuple):
     stderr_bytes: int
     truncated: bool
     timed_out: bool
+    # connections the step's network rules refused, each with its reason
+    blocked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProgramProfile:
+    """What runtime knows of a program a step runs, as data that the sandbox reads.
+
+    The engine declares the programs it knows (git); a provider declares the
+    programs its operations run (github runs gh) and what they need from it.
+    Profiles of one program are merged. Inside the sandbox the program may
+    execute itself, the programs it ``runs`` (found on PATH, with their own
+    profiles), the programs in its ``helper_dirs`` (folders, relative to the
+    folder the program's real file is in: git's exec path ``../lib/git-core``)
+    and what the policy's ``admitted_helpers`` names; nothing else. It reaches the hosts of the credentials in ``hosts_of`` (the
+    context's host and its aliases) and those the policy's ``binary_hosts``
+    names for it, through runtime's proxy; no other network.
+    """
+
+    name: str
+    runs: tuple[str, ...] = ()
+    helper_dirs: tuple[str, ...] = ()
+    hosts_of: tuple[str, ...] = ()
 
 
 class RunContext(Protocol):
@@ -1083,6 +1106,8 @@ class ProviderBase:
 
     credentials: tuple[CredentialKind, ...] = ()
     settings: tuple[SettingKind, ...] = ()
+    # what the sandbox must know of the programs the provider's operations run
+    programs: tuple[ProgramProfile, ...] = ()
     scaffold: str = ""
     scaffold_network: str = "none"
 

@@ -162,30 +162,97 @@ class RunServices:
         on_output: Callable[[str, str], None],
         scratch: str | None = None,
     ) -> ProgramResult:
+        from runtime.execute import egress
         from runtime.execute.launch import children, reap_orphans
         from runtime.execute.process import ProcessStartError, run_process
 
         launcher = self.launcher
-        network = self.network is None or self.network.kind != "none"
-        command, child = launcher.command(argv, environ, network=network, scratch=scratch)
+        executables: list[str] = []
+        allowed: list[egress.Allowed] = []
+        if launcher.confined:
+            executables, allowed = self._access(argv[0])
         # confined, the step's PID namespace ends with it; unconfined, what it leaves behind
         # is found among our children (we are a subreaper) and killed
         before = set() if launcher.confined else children()
-        try:
-            return run_process(
-                command,
-                env=child,
-                cwd=self.cwd,
-                timeout=timeout,
-                on_output=on_output,
-                redact=self._redactor.text,
-                subreaper=self._subreaper,
+        with contextlib.ExitStack() as stack:
+            proxy = stack.enter_context(egress.serving(allowed, self._refusal)) if allowed else None
+            command, child = launcher.command(
+                argv, environ, executables=executables, proxy=proxy, scratch=scratch
             )
-        except ProcessStartError as exc:
-            raise StepError(exc.message, hint=_start_hint(exc.errno)) from None
-        finally:
-            if not launcher.confined:
-                reap_orphans(before)
+            try:
+                result = run_process(
+                    command,
+                    env=child,
+                    cwd=self.cwd,
+                    timeout=timeout,
+                    on_output=on_output,
+                    redact=self._redactor.text,
+                    subreaper=self._subreaper,
+                )
+            except ProcessStartError as exc:
+                raise StepError(exc.message, hint=_start_hint(exc.errno)) from None
+            finally:
+                if not launcher.confined:
+                    reap_orphans(before)
+            if proxy is not None and proxy.refused:
+                result = result._replace(blocked=tuple(dict.fromkeys(proxy.refused)))
+            return result
+
+    def _refusal(self, host: str) -> str | None:
+        """Why the capability's ``requires.network`` refuses ``host``, or None."""
+        if self.network is None:
+            return None
+        allowed, reason = self.network.check(host, resolve=True)
+        return None if allowed else f"{reason} (the capability declares {self.network.describe()})"
+
+    def _access(self, program: str) -> tuple[list[str], list[Any]]:
+        """What a confined ``program`` may execute besides itself, and the hosts it may reach:
+        its profile's (and those of the programs it runs), and the policy's."""
+        known = self.state(_Accesses)
+        if program not in known:
+            known[program] = self._find_access(program)
+        return known[program]
+
+    def _find_access(self, program: str) -> tuple[list[str], list[Any]]:
+        import shutil
+
+        from runtime.execute import egress
+        from runtime.execute.profiles import profile
+
+        policy = self.workspace.policy
+        declared = self.workspace.registry.program_profiles()
+        kinds = self.auth.kinds()
+        # what the policy admits for the step's own program, for all it runs (one domain):
+        # git's admitted shell is not gh's, whose git holds the token
+        executables: list[str] = list(policy.admitted_helpers.get(os.path.basename(program), {}))
+        hosts: dict[str, None] = {}
+        seen: set[str] = set()
+        pending = [(os.path.basename(program), program)]
+        while pending:
+            name, path = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            executables.append(path)
+            found = profile(name, declared)
+            folder = os.path.dirname(os.path.realpath(path))
+            for helpers in found.helper_dirs:
+                where = os.path.normpath(os.path.join(folder, helpers))
+                if os.path.isdir(where):
+                    executables.append(where)
+            for credential in found.hosts_of:
+                if credential in kinds:  # else no provider declares it
+                    host = self.auth.default_host(credential)
+                    aliases = kinds[credential].host_aliases
+                    hosts.update(dict.fromkeys((host, *(aliases(host) if aliases else ()))))
+            hosts.update(dict.fromkeys(policy.binary_hosts.get(name, {})))
+            for other in found.runs:
+                located = shutil.which(other, path=self.workspace.path)
+                if located is not None:
+                    pending.append((other, located))
+        if self.network is not None and self.network.kind == "none":
+            hosts.clear()
+        return executables, [egress.Allowed.parse(h) for h in hosts]
 
     # -- the end of the run ------------------------------------------------------------------
     def close(self) -> None:
@@ -193,6 +260,10 @@ class RunServices:
             closer = self._closers.pop()
             with contextlib.suppress(Exception):  # closing must never mask the run's result
                 closer()
+
+
+class _Accesses(dict[str, tuple[list[str], list[Any]]]):
+    """What each program may execute and reach, found once per run (RunServices.state)."""
 
 
 def _stop_reaping() -> None:

@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,11 +177,33 @@ PYTHON_PATHS = tuple(
 )
 
 
-def confinement_lines(*writable: Path) -> str:
-    """Policy lines that let a Python fake binary run confined and record into ``writable``
-    (besides the working directory)."""
+# What a Python fake binary executes: its interpreter (``#!sys.executable``, or
+# ``#!/usr/bin/env python3``), which a confined step may not execute unless admitted.
+PYTHON_EXECUTABLES = tuple(
+    dict.fromkeys(
+        os.path.realpath(p)
+        for p in (sys.executable, "/usr/bin/env", "/usr/bin/python3")
+        if os.path.exists(p)
+    )
+)
+
+
+def admit_python(*fakes: str, also: Sequence[str] = ()) -> str:
+    """The policy's admitted_helpers lines that let fake binaries ``fakes`` (Python scripts)
+    execute their interpreter when they run confined, and the programs ``also`` names
+    (absolute paths: what a fake runs)."""
+    admitted = [*PYTHON_EXECUTABLES, *(os.path.realpath(p) for p in also)]
+    helpers = ", ".join(f'"{p}"' for p in dict.fromkeys(admitted))
+    return "admitted_helpers:\n" + "".join(f"  {n}: [{helpers}]\n" for n in fakes)
+
+
+def confinement_lines(
+    *writable: Path, fakes: Sequence[str] = ("gh",), also: Sequence[str] = ()
+) -> str:
+    """Policy lines that let a Python fake binary named one of ``fakes`` run confined (and
+    run ``also``) and record into ``writable`` (besides the working directory)."""
     paths = ", ".join(f'"{p}"' for p in PYTHON_PATHS)
-    lines = f"system_paths: [{paths}]\n"
+    lines = f"system_paths: [{paths}]\n" + admit_python(*fakes, also=also)
     if writable:
         roots = ", ".join(f'"{p}"' for p in (".", *writable))
         lines += f"write_roots: [{roots}]\n"

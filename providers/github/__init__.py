@@ -22,6 +22,7 @@ from runtime.provider import (
     Option,
     Piece,
     Positional,
+    ProgramProfile,
     ProviderBase,
     RunContext,
     SettingKind,
@@ -424,12 +425,21 @@ SETTINGS = (
 )
 
 
+# gh reaches the GitHub host and runs git (repo clone, pr checkout); git, as a binary step
+# or under gh, reaches the same host: no other network, and no other program
+PROGRAMS = (
+    ProgramProfile("gh", runs=("git",), hosts_of=("github",)),
+    ProgramProfile("git", hosts_of=("github",)),
+)
+
+
 class GitHubProvider(ProviderBase):
     name = "github"
     summary = "GitHub and GitHub Enterprise Server over REST, GraphQL and the gh CLI"
     operations = OPERATIONS
     credentials = CREDENTIALS
     settings = SETTINGS
+    programs = PROGRAMS
     scaffold = SCAFFOLD
     scaffold_network = "public"
 

@@ -59,6 +59,8 @@ def run_gh(
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         said = lines[0].strip() if lines else "(no message)"
         outcome.error = f"gh {operation.name} exited with code {result.exit_code}: {said}"
+        if result.blocked:
+            outcome.error += f"; its network refused a connection: {result.blocked[0]}"
         if "HTTP 401" in said:
             default = env.run.default_host("github") == endpoints.host
             login = "runtime auth login github" + ("" if default else f" --host {endpoints.host}")

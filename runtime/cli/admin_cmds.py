@@ -87,7 +87,17 @@ def policy_show_cmd() -> None:
         grouped(items, "option")
     out("system_paths (what a confined binary step may read besides the roots):")
     grouped(doc["system_paths"], "path")
-    for key in ("git_hooks", "require_confinement"):
+    for key, what, does in (
+        ("admitted_helpers", "path", "execute"),
+        ("binary_hosts", "host", "reach"),
+    ):
+        out(f"{key} (what a confined step may {does} besides its program's profile):")
+        for binary in sorted({i["binary"] for i in doc[key]}):
+            out(f"  {binary}:")
+            grouped([i for i in doc[key] if i["binary"] == binary], what)
+        if not doc[key]:
+            out("    (none)")
+    for key in ("git_hooks", "allow_unconfined", "require_confinement"):
         out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
 
 

@@ -218,27 +218,46 @@ def _binaries(ws: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _confinement(ws: Any) -> dict[str, Any]:
-    """Whether binary steps (and gh) run OS-confined here: said plainly either way."""
+def _confinement(ws: Any) -> list[dict[str, Any]]:
+    """Whether steps that start a program run confined here, and each layer this machine
+    offers and has in force: said plainly either way."""
     from runtime.errors import RuntimeFailure
     from runtime.execute.launch import for_run
+    from runtime.plan.gate import CONFINEMENT_FIX
 
     try:
         launcher = for_run(ws)
-        required = ws.policy.require_confinement[0]
+        unconfined = ws.policy.unconfined_allowed
     except RuntimeFailure:
-        return _check("confinement", "warning", "not checked: the policy cannot be read")
+        return [_check("confinement", "warning", "not checked: the policy cannot be read")]
+    layers = [
+        _check(
+            f"confinement.{name}",
+            "ok" if on else "warning",
+            f"{'in force' if on else 'not in force'}: {detail}",
+            None if on else CONFINEMENT_FIX,
+        )
+        for name, on, detail in launcher.layers()
+    ]
     if launcher.confined:
-        return _check("confinement", "ok", f"binary steps run {launcher.describe()}")
-    fix = "install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces"
-    if required:
-        detail = f"binary steps are refused: {launcher.availability.reason}"
-        return _check("confinement", "error", detail + " (require_confinement: true)", fix)
-    detail = (
-        f"binary steps are NOT OS-confined: {launcher.availability.reason}; they still run "
-        "under the policy, hardened git and protected paths"
-    )
-    return _check("confinement", "warning", detail, fix)
+        overall = _check("confinement", "ok", f"the programs steps start run {launcher.describe()}")
+    elif unconfined:
+        overall = _check(
+            "confinement",
+            "warning",
+            f"the programs steps start run NOT confined: {launcher.availability.reason}; the "
+            f"policy allows it (allow_unconfined: true, {ws.policy.allow_unconfined[1]}) "
+            "and each such step says so",
+            CONFINEMENT_FIX,
+        )
+    else:
+        overall = _check(
+            "confinement",
+            "error",
+            f"steps that start a program are refused: {launcher.availability.reason}",
+            CONFINEMENT_FIX + "; or allow_unconfined: true in a user policy, deliberately",
+        )
+    return [overall, *layers]
 
 
 def _providers(ws: Any) -> dict[str, Any]:
@@ -262,7 +281,7 @@ def doctor_cmd() -> None:
         _keyring(ws),
         *_programs(ws),
         *_binaries(ws),
-        _confinement(ws),
+        *_confinement(ws),
         _providers(ws),
     ]
     errors = [c for c in checks if c["status"] == "error"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from runtime.provider import StepEnvironment, StepOutcome
+from runtime.provider import ProgramResult, StepEnvironment, StepOutcome
 from runtime.services import RunServices
 
 
@@ -91,9 +91,44 @@ def run_binary(
         outcome.hint = "raise the limit with --timeout SECONDS or timeout_seconds in a user policy"
     elif result.exit_code != 0:
         outcome.error = f"{binary} exited with code {result.exit_code}"
-        if services.launcher.confined and result.stderr.startswith("bwrap:"):
-            outcome.hint = (
-                "the step runs confined: it reads only the policy's roots and system_paths "
-                "(`runtime policy show`); a program or file outside them is not there"
-            )
+        if services.launcher.confined:
+            outcome.error += confinement_note(result)
+            outcome.hint = confinement_hint(binary, result) or outcome.hint
     return outcome
+
+
+# what a program prints when the kernel refused to execute something (git: "cannot exec
+# 'sh': Permission denied"; the code inside the sandbox: "runtime-confine: cannot execute")
+_EXEC_DENIED = ("runtime-confine: cannot execute", "cannot exec", "cannot run", "exec format")
+
+
+def confinement_note(result: ProgramResult) -> str:
+    """What the step's confinement refused, for its error: the first blocked connection."""
+    if result.blocked:
+        return f"; its network refused a connection: {result.blocked[0]}"
+    return ""
+
+
+def confinement_hint(binary: str, result: ProgramResult) -> str | None:
+    """How to allow deliberately what a confined step was refused, if that shows."""
+    if result.blocked:
+        return (
+            f"a confined step reaches only the hosts its program's profile and the policy name: "
+            f"to allow one deliberately, add it to binary_hosts in a user policy "
+            f"(binary_hosts: {{{binary}: [HOST]}})"
+        )
+    stderr = result.stderr
+    missing = stderr.startswith("runtime-confine: cannot execute") and "No such file" in stderr
+    if missing or stderr.startswith("bwrap:"):
+        return (
+            "the step runs confined: it reads only the policy's roots and system_paths "
+            "(`runtime policy show`); a program or file outside them is not there"
+        )
+    if "Permission denied" in stderr and any(m in stderr for m in _EXEC_DENIED):
+        return (
+            f"the step runs confined: it may execute only {binary} and its profile's helpers, "
+            "never a shell, an interpreter or a file the step can write (git runs a shell for "
+            "aliases, hooks and local-path remotes); to admit a program deliberately, list "
+            f"its absolute path in a user policy: admitted_helpers: {{{binary}: [PATH]}}"
+        )
+    return None

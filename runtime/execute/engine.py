@@ -234,6 +234,8 @@ def _record_step(
         transport=planned.transport,
         effect=planned.effect,
         decision=planned.decision.to_json(),
+        confined=planned.confined,
+        unconfined_reason=planned.unconfined,
         status=result.status,
         exit_code=outcome.exit_code if outcome else None,
         http_status=outcome.http_status if outcome else None,

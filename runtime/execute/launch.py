@@ -39,13 +39,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.execute import sandbox
+from runtime.execute import egress, landlock, sandbox
 
 if TYPE_CHECKING:
     from runtime.workspace import Workspace
 
 # Variables naming files a program reads to trust a private CA: made visible inside.
 _CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+# Proxy variables a program may have been given: replaced by the step's own proxy.
+_PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
+# The first port tried for the proxy inside the sandbox (its loopback is the step's own).
+PROXY_PORT = 3128
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,49 @@ class Launcher:
 
     def describe(self) -> str:
         if self.confined:
-            return f"confined by bubblewrap ({self.availability.bwrap})"
+            return (
+                f"confined by bubblewrap ({self.availability.bwrap}) and Landlock "
+                f"(ABI {self.availability.landlock})"
+            )
         return f"NOT OS-confined: {self.availability.reason}"
+
+    def layers(self) -> list[tuple[str, bool, str]]:
+        """Each layer of confinement: (name, whether it is in force, what it does or lacks)."""
+        a = self.availability
+        abi = a.landlock
+        bwrap_ok = a.bwrap is not None and (a.ok or a.reason == sandbox.NO_LANDLOCK)
+        on = a.ok
+        return [
+            (
+                "bubblewrap",
+                on and bwrap_ok,
+                f"{a.bwrap}: the policy's roots only, a private /proc, PID and network "
+                "namespace, nothing outlives its step"
+                if bwrap_ok
+                else a.reason,
+            ),
+            (
+                "landlock-execute",
+                on and abi >= landlock.EXECUTE_ABI,
+                f"ABI {abi}: only the program and its profile's helpers can be executed"
+                if abi >= landlock.EXECUTE_ABI
+                else "the kernel offers no Landlock",
+            ),
+            (
+                "landlock-tcp",
+                on and abi >= landlock.TCP_ABI,
+                "TCP connections only to the step's proxy"
+                if abi >= landlock.TCP_ABI
+                else f"needs Landlock ABI {landlock.TCP_ABI}, the kernel offers {abi}",
+            ),
+            (
+                "landlock-scopes",
+                on and abi >= landlock.SCOPE_ABI,
+                "no abstract unix socket or signal outside the step"
+                if abi >= landlock.SCOPE_ABI
+                else f"needs Landlock ABI {landlock.SCOPE_ABI}, the kernel offers {abi}",
+            ),
+        ]
 
     @contextlib.contextmanager
     def scratch(self, name: str) -> Iterator[str]:
@@ -83,21 +128,50 @@ class Launcher:
         argv: Sequence[str],
         environ: Mapping[str, str],
         *,
-        network: bool,
+        executables: Sequence[str] = (),
+        proxy: egress.EgressProxy | None = None,
         scratch: str | None = None,
     ) -> tuple[list[str], dict[str, str]]:
-        """The command line and environment that start ``argv`` (argv[0] absolute) for a step."""
+        """The command line and environment that start ``argv`` (argv[0] absolute) for a step.
+
+        Confined, the program may execute itself (and its ELF interpreter) and
+        ``executables``, nothing else; it reaches the network only through ``proxy``,
+        when there is one: its port on the sandbox's loopback is what ``HTTPS_PROXY``
+        names, and each loopback service it allows is listened on at its own address."""
         child = dict(environ)
         if not self.confined:
             prefix = [self.setpriv, "--pdeathsig", "KILL", "--"] if self.setpriv else []
             return [*prefix, *argv], child
         files = [os.path.realpath(argv[0])]
         files += [child[v] for v in _CA_VARIABLES if os.path.isabs(child.get(v, ""))]
+        bridges: list[sandbox.Bridge] = []
+        if proxy is not None:
+            forwarded = [a for a in proxy.allowed if a.loopback]
+            taken = {a.port for a in forwarded}
+            port = next(p for p in range(PROXY_PORT, PROXY_PORT + 100) if p not in taken)
+            bridges.append(sandbox.Bridge("127.0.0.1", port))
+            for allowed in forwarded:
+                assert allowed.port is not None
+                target = str(allowed)
+                bridges += [
+                    sandbox.Bridge("127.0.0.1", allowed.port, target),
+                    sandbox.Bridge("::1", allowed.port, target),
+                ]
+            url = f"http://127.0.0.1:{port}"
+            for name in _PROXY_VARIABLES:
+                child.pop(name, None)
+                child.pop(name.lower(), None)
+            for name in ("HTTPS_PROXY", "HTTP_PROXY"):
+                child[name] = child[name.lower()] = url
         spec = replace(
             self.base,
-            network=network,
             extra_read_files=tuple(files),
             private_dirs=(scratch,) if scratch else (),
+            guard=sandbox.guard(
+                landlock.executables([argv[0], *executables]),
+                bridges,
+                proxy.path if proxy is not None else None,
+            ),
         )
         child["TMPDIR"] = sandbox.private_tmp(spec)
         assert self.availability.bwrap is not None
@@ -111,9 +185,10 @@ def for_run(ws: Workspace, *, probe: bool = True) -> Launcher:
     """
     policy = ws.policy
     cwd = str(ws.cwd)
-    protected = [str(ws.home.root)]
+    # as absolute paths: RUNTIME_POLICY_FILE (or RUNTIME_HOME) may be relative to the cwd
+    protected = [os.path.realpath(ws.cwd / ws.home.root)]
     if ws.policy_file is not None:
-        protected.append(str(ws.policy_file))
+        protected.append(os.path.realpath(ws.cwd / ws.policy_file))
     base = sandbox.Confinement(
         cwd=cwd,
         read_paths=tuple(str(p) for p in policy.roots("read", ws.cwd)),
@@ -125,9 +200,11 @@ def for_run(ws: Workspace, *, probe: bool = True) -> Launcher:
         availability = sandbox.probe(ws.path)
     else:
         found = shutil.which("bwrap", path=ws.path) if sys.platform.startswith("linux") else None
-        availability = sandbox.Availability(
-            ok=found is not None, bwrap=found, reason="" if found else sandbox.NOT_INSTALLED
-        )
+        abi = landlock.abi()
+        reason = "" if found else sandbox.NOT_INSTALLED
+        if found and abi < landlock.EXECUTE_ABI:
+            reason = sandbox.NO_LANDLOCK
+        availability = sandbox.Availability(ok=not reason, bwrap=found, reason=reason, landlock=abi)
     if availability.ok:
         try:
             sandbox.command(availability.bwrap or "bwrap", ["/bin/true"], base)

@@ -87,6 +87,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from runtime.execute import landlock
+
 # How long the probe's trivial confined command may take before bwrap is deemed unusable.
 PROBE_TIMEOUT = 2.0
 # What the probe binds to run `true`: enough for a dynamically linked program.
@@ -99,6 +101,10 @@ TMP_CANDIDATES = ("/tmp", "/run/runtime-tmp", "/var/tmp/runtime-tmp")
 _PRIVATE_MOUNTS = ("/proc", "/dev")
 
 NOT_INSTALLED = "bubblewrap (bwrap) is not installed; install the Debian package bubblewrap"
+NO_LANDLOCK = (
+    "the kernel offers no Landlock (Linux 5.13 or later with lsm=landlock), so what a "
+    "confined program may execute cannot be restricted"
+)
 NO_NAMESPACES_HINT = (
     "unprivileged user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone"
     " / user.max_user_namespaces, or kernel.apparmor_restrict_unprivileged_userns on Ubuntu)"
@@ -112,6 +118,7 @@ class Availability:
     ok: bool
     bwrap: str | None  # absolute path of the bwrap found, None when none was
     reason: str = ""
+    landlock: int = 0  # the kernel's Landlock ABI version (0: none)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,27 +132,61 @@ class Confinement:
     extra_read_files: tuple[str, ...] = ()  # single files, read-only
     protected_paths: tuple[str, ...] = ()  # read-only even under a write root
     private_dirs: tuple[str, ...] = ()  # empty folders made inside the private temporary folder
-    network: bool = False  # False: a new, empty network namespace
+    guard: Guard | None = None  # what runs inside before the program: Landlock, bridges
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A loopback port inside the sandbox carried to the egress proxy: as a proxy itself
+    (``target`` None: programs send CONNECT through it) or to one fixed ``target``."""
+
+    address: str
+    port: int
+    target: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Guard:
+    """The trusted code run inside the sandbox just before the program
+    (:mod:`runtime.execute.inside`): what it may execute, and the network it carries."""
+
+    python: str  # the interpreter's real path
+    prefix: str  # its installation (standard library), bound read-only
+    source: str  # the code, given in argv: never read from a file a step could write
+    executables: tuple[str, ...]  # files and folders the program may execute
+    bridges: tuple[Bridge, ...] = ()
+    proxy: str | None = None  # the egress proxy's unix socket (host path, bound at the same)
+
+    def argv(self, program: Sequence[str]) -> list[str]:
+        words = [f"exec={path}" for path in self.executables]
+        words += [f"port={port}" for port in sorted({b.port for b in self.bridges})]
+        words += [f"bridge={b.address},{b.port},{b.target or ''}" for b in self.bridges]
+        if self.proxy is not None:
+            words.append(f"proxy={self.proxy}")
+        return [self.python, "-I", "-S", "-B", "-c", self.source, *words, "--", *program]
 
 
 def probe(path_env: str) -> Availability:
-    """Find bwrap on ``path_env`` and prove, once per process, that it can confine here.
+    """Find bwrap on ``path_env`` and prove, once per process, that it confines here with
+    Landlock inside: a trivial program run as steps are run.
 
     Never raises for an ordinary failure: a missing bwrap, a kernel without
-    unprivileged user namespaces or a hanging bwrap all come back as ``ok=False``.
+    unprivileged user namespaces or Landlock, or a hanging bwrap all come back as
+    ``ok=False``.
     """
     if not sys.platform.startswith("linux"):
         return Availability(
             ok=False, bwrap=None, reason="not Linux: bubblewrap needs Linux namespaces"
         )
     found = shutil.which("bwrap", path=path_env)
+    abi = landlock.abi()
     if found is None:
-        return Availability(ok=False, bwrap=None, reason=NOT_INSTALLED)
-    return _probe_bwrap(os.path.abspath(found))
+        return Availability(ok=False, bwrap=None, reason=NOT_INSTALLED, landlock=abi)
+    return _probe_bwrap(os.path.abspath(found), abi)
 
 
 @functools.cache
-def _probe_bwrap(bwrap: str) -> Availability:
+def _probe_bwrap(bwrap: str, abi: int) -> Availability:
     """Run ``true`` confined the way :func:`command` confines steps; cached per bwrap path."""
     program = next((p for p in PROBE_PROGRAMS if os.access(p, os.X_OK)), None)
     if program is None:
@@ -153,8 +194,14 @@ def _probe_bwrap(bwrap: str) -> Availability:
             ok=False,
             bwrap=bwrap,
             reason="cannot test bwrap: neither /usr/bin/true nor /bin/true exists",
+            landlock=abi,
         )
-    argv = command(bwrap, [program], Confinement(cwd="/", system_paths=PROBE_SYSTEM_PATHS))
+    if abi < landlock.EXECUTE_ABI:
+        return Availability(ok=False, bwrap=bwrap, reason=NO_LANDLOCK, landlock=abi)
+    spec = Confinement(
+        cwd="/", system_paths=PROBE_SYSTEM_PATHS, guard=guard(landlock.executables([program]))
+    )
+    argv = command(bwrap, [program], spec)
     try:
         proc = subprocess.run(
             argv,
@@ -169,19 +216,38 @@ def _probe_bwrap(bwrap: str) -> Availability:
             ok=False,
             bwrap=bwrap,
             reason=f"bwrap ({bwrap}) did not run a trivial confined command within {PROBE_TIMEOUT:g} s",
+            landlock=abi,
         )
     except OSError as exc:
         return Availability(
-            ok=False, bwrap=bwrap, reason=f"bwrap ({bwrap}) cannot be started: {exc.strerror}"
+            ok=False,
+            bwrap=bwrap,
+            reason=f"bwrap ({bwrap}) cannot be started: {exc.strerror}",
+            landlock=abi,
         )
     if proc.returncode == 0:
-        return Availability(ok=True, bwrap=bwrap)
+        return Availability(ok=True, bwrap=bwrap, landlock=abi)
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     detail = lines[0].strip() if lines else f"exit status {proc.returncode}"
-    return Availability(
-        ok=False,
-        bwrap=bwrap,
-        reason=f"bwrap cannot create namespaces here: {detail}; {NO_NAMESPACES_HINT}",
+    if detail.startswith("runtime-confine:"):
+        reason = f"Landlock cannot be applied inside the sandbox: {detail[16:].strip()}"
+    else:
+        reason = f"bwrap cannot create namespaces here: {detail}; {NO_NAMESPACES_HINT}"
+    return Availability(ok=False, bwrap=bwrap, reason=reason, landlock=abi)
+
+
+def guard(
+    executables: Sequence[str], bridges: Sequence[Bridge] = (), proxy: str | None = None
+) -> Guard:
+    """The guard that lets the program execute ``executables`` only (real paths)."""
+    python, prefix = landlock.interpreter()
+    return Guard(
+        python=python,
+        prefix=prefix,
+        source=landlock.source(),
+        executables=tuple(executables),
+        bridges=tuple(bridges),
+        proxy=proxy,
     )
 
 
@@ -213,10 +279,7 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
     _check(spec)
     tmp = private_tmp(spec)
 
-    args = [bwrap, "--unshare-all"]
-    if spec.network:
-        args.append("--share-net")
-    args += ["--die-with-parent", "--cap-drop", "ALL"]
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
 
     shown: list[str] = []  # destinations of binds, to know what is visible already
 
@@ -254,11 +317,22 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
             args += ["--ro-bind-try", file, file]
 
     roots = readable + list(writable)
-    for path in _normalized(os.path.realpath(p) for p in spec.protected_paths):
+    protected = [os.path.realpath(p) for p in spec.protected_paths]
+    guard = spec.guard
+    if guard is not None:
+        system_folders = [m[0] for m in mounts if m[1] is None]
+        if not any(_within(guard.prefix, folder) for folder in system_folders):
+            args += ["--ro-bind", guard.prefix, guard.prefix]
+        if guard.proxy is not None:
+            args += ["--ro-bind", guard.proxy, guard.proxy]
+        # W^X: what the program may execute is never writable, even under a write root
+        protected += [guard.prefix, *guard.executables]
+    for path in _normalized(protected):
         if os.path.exists(path) and any(_within(path, root) for root in roots):
             args += ["--ro-bind", path, path]
 
-    args += ["--chdir", spec.cwd, "--", *argv]
+    program = guard.argv(argv) if guard is not None else list(argv)
+    args += ["--chdir", spec.cwd, "--", *program]
     return args
 
 

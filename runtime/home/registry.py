@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # at run time only the entry points' own modules import it
-    from runtime.provider import Provider
+    from runtime.provider import ProgramProfile, Provider
 
 GROUP = "runtime.providers"
 # What a provider object must have (runtime.provider.Provider; ProviderBase gives the
@@ -58,6 +58,12 @@ class Registry:
             if any(op.program == program for op in provider.operations):
                 return provider
         return None
+
+    def program_profiles(self) -> list[ProgramProfile]:
+        """The program profiles every provider declares (``programs``; none by default)."""
+        return [
+            p for provider in self.providers.values() for p in getattr(provider, "programs", ())
+        ]
 
     def credential_names(self) -> list[str]:
         return sorted({k.name for p in self.providers.values() for k in p.credentials})

@@ -56,6 +56,10 @@ class PlannedStep:
     # `policy check` and `preflight` may): its decision was made on the literal ${NAME}
     # and says nothing about the run
     waiting: tuple[str, ...] = ()
+    # for a step that starts a program, once the policy station has looked: whether the
+    # kernel confines it, and why not when a policy lets it run unconfined
+    confined: bool | None = None
+    unconfined: str | None = None
 
     @property
     def program(self) -> str | None:
@@ -86,6 +90,8 @@ class PlannedStep:
             "notes": redactor.data(self.inspection.notes),
             "hosts": self.inspection.hosts,
             "route": self.inspection.route.to_json() if self.inspection.route else None,
+            "confined": self.confined,
+            "unconfined_reason": self.unconfined,
         }
 
 

@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING
 from runtime.errors import MissingCapability, PolicyRefusal
 from runtime.plan.build import Plan
 from runtime.plan.network import NetworkRule
+from runtime.problems import Problem
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
     from runtime.services import RunServices
 
 
-def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> None:
+def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> list[Problem]:
     """Refuse before anything runs: a policy refusal (3), a missing binary or a promise
-    this machine cannot keep (5)."""
+    this machine cannot keep (5). The warnings it returns are for the run: steps that run
+    unconfined because a policy allows it."""
     refused = plan.refused
     if refused:
         lines = []
@@ -44,48 +46,79 @@ def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> None:
             f"(step{'s' if len(missing) > 1 else ''} {steps}); nothing ran",
             hint="install it, or put it on PATH",
         )
-    _confinement(plan, services)
+    return _confinement(plan, services)
 
 
-def _confinement(plan: Plan, services: RunServices) -> None:
-    """Refuse (exit 5) binary steps whose promises this machine cannot keep.
+def _confinement(plan: Plan, services: RunServices) -> list[Problem]:
+    """Refuse (exit 5) steps that start a program where the kernel cannot confine them,
+    unless the policy deliberately allows running unconfined; then each such step is
+    marked (``confined: false``) and warned about. Confined or not, every program step is
+    marked, for the JSON document and the audit log.
 
-    MDA requires.network must be satisfied or refused: ``none`` needs OS
-    confinement (a new network namespace); ``local`` and host lists cannot be
-    enforced on a program at all. ``require_confinement: true`` in a policy
-    refuses binary steps wherever confinement is missing.
+    Confined, the capability's ``requires.network`` narrows what the step's proxy lets
+    through. Unconfined nothing can hold a program to it, so a rule other than ``public``
+    refuses the run.
     """
     binaries = [s for s in plan.steps if s.binary is not None]
     programs = binaries + [s for s in plan.steps if s.transport == "cli"]
     if not programs:
-        return
-    ws = services.workspace
+        return []
+    policy = services.workspace.policy
+    launcher = services.launcher
+    for planned in programs:
+        planned.confined = launcher.confined
+    if launcher.confined:
+        return []
+    reason = launcher.availability.reason
+    steps = ", ".join(f"{s.index}: {s.label}" for s in programs)
+    plural = "s" if len(programs) > 1 else ""
+    if not policy.unconfined_allowed:
+        demanded = (
+            f"; the policy requires confinement (require_confinement: true, "
+            f"{policy.require_confinement[1]})"
+            if policy.require_confinement[0]
+            else ""
+        )
+        raise MissingCapability(
+            f"missing capability: confinement: {reason} (step{plural} {steps}){demanded}; "
+            "nothing ran",
+            hint=CONFINEMENT_FIX
+            + (
+                ""
+                if policy.require_confinement[0]
+                else "; or, deliberately, let steps run unconfined: allow_unconfined: true "
+                "in a user policy"
+            ),
+        )
     rule = NetworkRule.from_requires(plan.capability.requires.get("network"))
-    steps = ", ".join(str(s.index) for s in binaries)
-    if binaries and rule is not None and rule.kind in ("local", "hosts"):
+    if rule is not None and rule.kind != "public":
         raise MissingCapability(
             f"missing capability: the capability declares {rule.describe()}, which runtime "
-            f"cannot enforce on a program (binary step{'s' if len(binaries) > 1 else ''} "
-            f"{steps}); nothing ran",
-            hint="declare network: public (or none, if the steps need no network), or use "
-            "provider operations, whose every connection is checked",
+            f"cannot hold a program to unconfined ({reason}; step{plural} {steps}); "
+            "nothing ran",
+            hint=CONFINEMENT_FIX,
         )
-    launcher = services.launcher
-    if launcher.confined:
-        return
-    required, source = ws.policy.require_confinement
-    if required:
-        raise MissingCapability(
-            f"missing capability: binary steps cannot be OS-confined here "
-            f"({launcher.availability.reason}) and the policy requires it "
-            f"(require_confinement: true, {source}); nothing ran",
-            hint="install bubblewrap and allow unprivileged user namespaces, "
-            "or run where they are available",
+    source = policy.allow_unconfined[1]
+    warnings = []
+    for planned in programs:
+        planned.unconfined = f"{reason} (allow_unconfined: true, {source})"
+        step = planned.step
+        warnings.append(
+            Problem(
+                plan.capability.path,
+                step.line or 1,
+                step.column or 1,
+                "warning",
+                "unconfined",
+                f"step {planned.index} ({planned.label}) runs NOT confined: {planned.unconfined}",
+                "without confinement the program may execute anything and reach any host",
+            )
         )
-    if binaries and rule is not None and rule.kind == "none":
-        raise MissingCapability(
-            f"missing capability: the capability declares network: none, which needs OS "
-            f"confinement for binary steps ({launcher.availability.reason}); nothing ran",
-            hint="install bubblewrap (Debian package bubblewrap) and allow unprivileged user "
-            "namespaces",
-        )
+    return warnings
+
+
+CONFINEMENT_FIX = (
+    "install bubblewrap (Debian package bubblewrap), allow unprivileged user namespaces and "
+    "boot a kernel with Landlock (5.13 or later, lsm=landlock); `runtime doctor` shows "
+    "which layer is missing"
+)

@@ -67,7 +67,19 @@ class Policy:
     system_paths: dict[str, str] = field(default_factory=dict)
     git_hooks: tuple[bool, str] = (False, "default")
     require_confinement: tuple[bool, str] = (False, "default")
+    # binary steps may run where the system cannot confine them (each says so)
+    allow_unconfined: tuple[bool, str] = (False, "default")
+    # programs a binary's confined step may execute besides its profile's (absolute paths)
+    admitted_helpers: dict[str, dict[str, str]] = field(default_factory=dict)
+    # hosts a binary may reach through the egress proxy, besides its profile's
+    binary_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
+
+    @property
+    def unconfined_allowed(self) -> bool:
+        """Whether a step may run where confinement is missing: a policy said so, and
+        none demands confinement."""
+        return self.allow_unconfined[0] and not self.require_confinement[0]
 
     # -- binaries -------------------------------------------------------------
     def binary_listed(self, name: str) -> bool:
@@ -399,6 +411,20 @@ class Policy:
                 "value": self.require_confinement[0],
                 "source": self.require_confinement[1],
             },
+            "allow_unconfined": {
+                "value": self.allow_unconfined[0],
+                "source": self.allow_unconfined[1],
+            },
+            "admitted_helpers": [
+                {"binary": b, "path": p, "source": s}
+                for b, paths in sorted(self.admitted_helpers.items())
+                for p, s in paths.items()
+            ],
+            "binary_hosts": [
+                {"binary": b, "host": h, "source": s}
+                for b, hosts in sorted(self.binary_hosts.items())
+                for h, s in hosts.items()
+            ],
         }
 
 
@@ -452,6 +478,7 @@ _FOLDERS = List(Text(string=True))
 # a step's time limit, in seconds: the policy file's timeout_seconds and --timeout
 TIMEOUT_SECONDS = Number(above=0, maximum=86400)
 
+
 # The policy file's schema (runtime.document.schema): closed, every problem at its position.
 POLICY_SCHEMA = Map(
     {
@@ -474,6 +501,11 @@ POLICY_SCHEMA = Map(
         # as a capability's flags: True and TRUE are YAML's booleans too (a Go tool's files)
         "git_hooks": Bool(ignore_case=True),
         "require_confinement": Bool(ignore_case=True),
+        "allow_unconfined": Bool(ignore_case=True),
+        "admitted_helpers": Map(
+            extra=List(Text(string=True, pattern=r"/.*", means="an absolute path"))
+        ),
+        "binary_hosts": Map(extra=_WORDS),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )
@@ -565,6 +597,16 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
             bool(data["require_confinement"]) or policy.require_confinement[0],
             source if data["require_confinement"] else policy.require_confinement[1],
         )
+    if "allow_unconfined" in data:
+        policy.allow_unconfined = (bool(data["allow_unconfined"]), source)
+    for binary, paths in data.get("admitted_helpers", {}).items():
+        admitted = policy.admitted_helpers.setdefault(binary, {})
+        for path in paths:
+            admitted.setdefault(os.path.normpath(path), source)
+    for binary, hosts in data.get("binary_hosts", {}).items():
+        listed = policy.binary_hosts.setdefault(binary, {})
+        for host in hosts:
+            listed.setdefault(host.lower(), source)
     policy.sources.append(source)
 
 

@@ -925,13 +925,15 @@ def _launcher(ctx: Context) -> Any:
 
 
 def _confinement_needed(ctx: Context) -> str | None:
-    """Why confinement is required here, or None when it is only wanted."""
-    required, source = ctx.ws.policy.require_confinement
+    """Why confinement is required here, or None when a policy lets steps run without it."""
+    policy = ctx.ws.policy
+    required, source = policy.require_confinement
     if required:
         return f"the policy requires it (require_confinement: true, {source})"
-    binaries = any(s.binary is not None for s in ctx.plan.steps)
-    if binaries and ctx.network is not None and ctx.network.kind == "none":
-        return "requires.network is none, which needs a network namespace for binary steps"
+    if not policy.unconfined_allowed:
+        return "steps that start a program run only confined (allow_unconfined: false)"
+    if ctx.network is not None and ctx.network.kind != "public":
+        return f"requires.network is {ctx.network.describe()}, which only confinement enforces"
     return None
 
 
@@ -945,22 +947,21 @@ def check_confinement(req: Requirement, ctx: Context) -> Check:
             req,
             TRUE,
             TRUE,
-            f"programs run confined by bubblewrap{how}: the policy's roots and system_paths "
-            "only, Runtime Home read-only, a private /proc and TMPDIR, no process outlives "
-            "its step",
+            f"programs run confined{how}: {launcher.describe()}; the policy's roots and "
+            "system_paths only, Runtime Home read-only, a private /proc, TMPDIR and network, "
+            "no process outlives its step",
         )
     reason = f"programs are NOT OS-confined here: {launcher.availability.reason}"
     if needed:
-        reason += f"; {needed}"
+        reason += f"; {needed}, so the run is refused"
     else:
-        reason += "; the other layers still hold (binding as authored, the policy, hardened git)"
-    return Check(
-        req,
-        TRUE,
-        FALSE,
-        reason,
-        "install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces",
-    )
+        reason += (
+            f"; they run unconfined, as the policy allows (allow_unconfined: true, "
+            f"{ctx.ws.policy.allow_unconfined[1]}), and each says so"
+        )
+    from runtime.plan.gate import CONFINEMENT_FIX
+
+    return Check(req, TRUE, FALSE, reason, CONFINEMENT_FIX)
 
 
 def check_network_enforcement(req: Requirement, ctx: Context) -> Check:
@@ -974,26 +975,23 @@ def check_network_enforcement(req: Requirement, ctx: Context) -> Check:
             TRUE,
             f"{rule.describe()}: checked by the provider before every connection it makes",
         )
-    if rule.kind == "public":
-        return Check(req, TRUE, TRUE, "public: a program's network is not restricted")
-    if rule.kind == "none":
-        if _launcher(ctx).confined:
-            return Check(req, TRUE, TRUE, "none: the program runs in an empty network namespace")
+    if _launcher(ctx).confined:
         return Check(
             req,
             TRUE,
-            FALSE,
-            "none: cannot be enforced without OS confinement; the step is refused",
-            "install bubblewrap, or drop the binary step",
+            TRUE,
+            f"{rule.describe()}: the program runs in a network namespace of its own and "
+            "reaches, through runtime's proxy, only the hosts its profile and the policy "
+            "name that the rule allows",
         )
+    if rule.kind == "public":
+        return Check(req, TRUE, TRUE, "public: an unconfined program's network is not restricted")
     return Check(
         req,
         TRUE,
         FALSE,
-        f"{rule.describe()}: runtime cannot restrict a program's network to that; the step "
-        "is refused",
-        "declare network: public (or none), or use provider operations, whose connections "
-        "are checked",
+        f"{rule.describe()}: cannot be enforced without OS confinement; the step is refused",
+        "install bubblewrap and allow unprivileged user namespaces, or drop the binary step",
     )
 
 

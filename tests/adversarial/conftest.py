@@ -62,14 +62,22 @@ def dump_binary(folder: Path, name: str, target: Path) -> Path:
 
 
 def user_policy(
-    path: Path, allowed: Sequence[str] = (), extra: str = "", writable: Sequence[Path] = ()
+    path: Path,
+    allowed: Sequence[str] = (),
+    extra: str = "",
+    writable: Sequence[Path] = (),
+    also: Sequence[str] = (),
 ) -> Path:
     """A user policy allowing ``allowed`` binaries (on top of the shipped default), under which
-    Python fake binaries run confined and may record into ``writable``."""
+    Python fake binaries (of those names, gh or git) run confined, may run ``also``
+    (absolute paths) and record into ``writable``. It allows running unconfined too, for the cases that run on a PATH
+    without bwrap: a confined case is not changed by it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     names = ", ".join(f'"{n}"' for n in allowed)
-    confinement = confinement_lines(*writable)
+    fakes = dict.fromkeys([*allowed, "gh", "git"])
+    confinement = confinement_lines(*writable, fakes=list(fakes), also=also)
     path.write_text(
-        f"version: v1\nallowed_binaries: [{names}]\n{confinement}{extra}", encoding="utf-8"
+        f"version: v1\nallowed_binaries: [{names}]\nallow_unconfined: true\n{confinement}{extra}",
+        encoding="utf-8",
     )
     return path

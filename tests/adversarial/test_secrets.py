@@ -372,6 +372,7 @@ def scene(
         ["envdump", "printenv", "encbin", "encmapped"],
         extra="binary_credentials:\n  encmapped: github\n",
         writable=[tmp_path],
+        also=[shutil.which("jq") or "/usr/bin/jq"],
     )
     env = {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",

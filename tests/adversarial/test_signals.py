@@ -64,6 +64,7 @@ from tests.adversarial.conftest import fake_binary, sized, user_policy
 from tests.conftest import (
     RUNTIME_BIN,
     Result,
+    admit_python,
     base_env,
     capability,
     check_schema,
@@ -370,7 +371,15 @@ def test_signals_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
                     root = tmp_path / f"case-{index:03}"
                     for sub in ("work", "home", "tmp", "bin"):
                         (root / sub).mkdir(parents=True)
-                    write(root / "policy.yaml", "allowed_binaries: [sleep, slowtool]\n")
+                    write(
+                        root / "policy.yaml",
+                        "allowed_binaries: [sleep, slowtool]\nallow_unconfined: true\n"
+                        + admit_python(
+                            "slowtool",
+                            "gh",
+                            also=[shutil.which(p) or p for p in ("sh", "sleep")],
+                        ),
+                    )
                     mark = new_marker()
                     extra: dict[str, str] = {}
                     confined: bool | None = None
@@ -529,7 +538,10 @@ def test_a_detached_git_daemon_does_not_outlive_its_step(
     require_tool("git", "the daemon")
     require_launcher(confined)
     extra = {"RUNTIME_POLICY_FILE": str(tmp_path / "policy.yaml")}
-    write(tmp_path / "policy.yaml", "version: v1\nallowed_subcommands:\n  git: [daemon]\n")
+    write(
+        tmp_path / "policy.yaml",
+        "version: v1\nallowed_subcommands:\n  git: [daemon]\nallow_unconfined: true\n",
+    )
     if not confined:
         extra["PATH"] = path_without_bwrap(tmp_path / "bin", "git")
     for attempt in range(sized(2, 10)):
@@ -582,7 +594,9 @@ def closed_stdout_run(
     require_tool("sleep", "the step's background child")
     mark = new_marker()
     fake_binary(tmp_path / "bin", "chatty", CHATTY)
-    policy = user_policy(tmp_path / "policy.yaml", ["chatty", "sleep"])
+    policy = user_policy(
+        tmp_path / "policy.yaml", ["chatty", "sleep"], also=[shutil.which("sleep") or "sleep"]
+    )
     write(
         work / "cap.md",
         capability(

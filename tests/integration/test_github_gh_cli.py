@@ -328,7 +328,12 @@ def test_gh_gets_a_bounded_environment_and_no_token_in_argv(
     policy_names = set(load_policy(None).binary_environment)  # the default policy's allow-list
     assert {"PATH", "SSL_CERT_FILE"} <= policy_names
     extra = {name for name in child if name not in policy_names and not name.startswith("GH_")}
-    assert extra <= {"PWD"}, extra  # bubblewrap sets PWD when it confines the step
+    # bubblewrap sets PWD when it confines the step; the proxy variables name the step's
+    # own proxy, the only way out of its network namespace
+    proxies = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}
+    assert extra <= {"PWD", *proxies}, extra
+    if "HTTPS_PROXY" in child:
+        assert {child[name] for name in proxies} == {"http://127.0.0.1:3128"}
     assert_no_token(result, home, TOKEN, AWS_SECRET)
 
 
