@@ -286,7 +286,7 @@ def plan_step(
             resolved,
             authored=texts if step.line else None,  # a typed command has no authored form
             real_name=real_name,
-            api_owner=owner.name if owner is not None else None,
+            api_owner=owner,
         )
         credential = policy.credential_for_binary(step.binary)
         if decision.allowed and credential is not None:
@@ -324,9 +324,15 @@ def plan_step(
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
     decision = policy.decide_call(
-        provider.name, operation, call, authored=texts[n:] if step.line else None
+        provider, operation, call, authored=texts[n:] if step.line else None
     )
     inspection = provider.inspect(operation, call, services)
+    # what the call does, action by action (a GraphQL document's mutations), after the
+    # provider's own notes
+    actions = operation.known_actions(call)
+    if actions:
+        notes = [*inspection.notes, *(a.note() for a in actions)]
+        inspection = replace(inspection, notes=notes)
     # values that are not what the operation declares (a type, a range, a choice), now
     # that inputs are substituted: refused with the provider's own problems (exit 2)
     checked = argument_problems(operation, call)

@@ -13,6 +13,12 @@ the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
 ``git config`` in its reading forms only; ``gh api`` as the github
 provider's ``api`` call it is (method and route).
+
+A call the provider reads as actions (a GraphQL document's mutations) is
+decided action by action too, each as the operation's words and its name
+(``github graphql deleteIssue``): a denied_operations entry can deny one
+mutation, an allowed_destructive entry allow one, and a document that
+destroys runs only when each of its destroying mutations is allowed.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from runtime.plan.binary import (
     literal_option_uses,
     option_values,
 )
-from runtime.provider import BoundCall, Decision, Operation
+from runtime.provider import BoundCall, Decision, Operation, Provider
 from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
@@ -124,7 +130,7 @@ class Policy:
         *,
         authored: Sequence[str] | None = None,
         real_name: str | None = None,
-        api_owner: str | None = None,
+        api_owner: Provider | None = None,
     ) -> Decision:
         """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
         args as written in the capability (None for a command typed by the user);
@@ -187,7 +193,7 @@ class Policy:
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
 
     def _decide_subcommand(
-        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: str | None
+        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: Provider | None
     ) -> Decision | None:
         allowed = self.allowed_subcommands[name]
         listing = ", ".join(sorted(allowed))
@@ -240,13 +246,14 @@ class Policy:
                     False,
                     "built-in: gh api must be readable",
                     call.problem,
-                    f"runtime decides gh api like the {api_owner} provider's api operation; "
-                    "use the options gh documents (-X, -f, -F, -H, --jq, --paginate...)",
+                    f"runtime decides gh api like the {api_owner.name} provider's api "
+                    "operation; use the options gh documents (-X, -f, -F, -H, --jq, "
+                    "--paginate...)",
                 )
             # DELETE destroys, as the api operation declares it does
             effect = "destroy" if call.method.upper() == "DELETE" else None
             decision = self.decide_operation(
-                api_owner, ["api", call.method, call.route], effect=effect, operation="api"
+                api_owner.name, ["api", call.method, call.route], effect=effect, operation="api"
             )
             if not decision.allowed:
                 return decision._replace(
@@ -257,7 +264,7 @@ class Policy:
     # -- operations -----------------------------------------------------------
     def decide_call(
         self,
-        provider: str,
+        provider: Provider,
         operation: Operation,
         call: BoundCall,
         *,
@@ -265,17 +272,15 @@ class Policy:
     ) -> Decision:
         """An operation step's decision, on its bound call: the operation and its
         positionals (METHOD and PATH for api), never whatever leading words the args
-        happen to have; its effect (api DELETE destroys); and for an operation that runs
-        a program (gh), that program's call as a binary step's would be decided.
-        ``authored``: the args after the operation words as written (None for a command
-        typed by the user)."""
+        happen to have; its effect (api DELETE destroys), and each of its actions (a
+        GraphQL document's mutations); and for an operation that runs a program (gh),
+        that program's call as a binary step's would be decided. ``authored``: the args
+        after the operation words as written (None for a command typed by the user)."""
         bound_words = [*operation.words]
         bound_words += [
             call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
         ]
-        decision = self.decide_operation(
-            provider, bound_words, effect=operation.known_effect(call), operation=operation.name
-        )
+        decision = self._decide_actions(provider.name, operation, call, bound_words)
         if decision.allowed and operation.program is not None:
             decision = self.decide_binary(
                 operation.program,
@@ -284,6 +289,36 @@ class Policy:
                 api_owner=provider,
             )
         return decision
+
+    def _decide_actions(
+        self, provider: str, operation: Operation, call: BoundCall, words: Sequence[str]
+    ) -> Decision:
+        """The call decided on ``words`` (its operation words and positionals) and its
+        effect, then action by action: each as the operation's words and its name
+        (``github graphql deleteIssue``), with its own effect. A destroy the actions
+        account for is allowed when each destroying action is; the call's words are
+        still matched against denied_operations."""
+        actions = operation.known_actions(call)
+        effect = operation.known_effect(call)
+        if any(action.effect == "destroy" for action in actions):
+            effect = None  # decided action by action below
+        decision = self.decide_operation(provider, words, effect=effect, operation=operation.name)
+        if not decision.allowed:
+            return decision
+        allowance: Decision | None = None
+        for action in actions:
+            decided = self.decide_operation(
+                provider,
+                [*operation.words, action.name],
+                effect=action.effect,
+                operation=f"{operation.name} {action.name}",
+            )
+            if not decided.allowed:
+                why = f" ({action.kind} {action.name}: {action.why})" if action.why else ""
+                return decided._replace(reason=decided.reason + why)
+            if action.effect == "destroy" and allowance is None:
+                allowance = decided
+        return allowance or decision
 
     def decide_operation(
         self,
@@ -323,7 +358,9 @@ class Policy:
             return Decision(True, f"allowed_destructive: {allowed[0]} ({allowed[1]})")
         call = " ".join([provider, *args])
         named = f"{provider} {operation}" if operation else call
-        this_one = f", ['{call}'] this one only" if UNKNOWN not in call else ""
+        # (a call too long to be an entry, a whole GraphQL document, is not offered as one)
+        offer = UNKNOWN not in call and call != named and len(call) <= 200
+        this_one = f", ['{call}'] this one only" if offer else ""
         return Decision(
             False,
             "effect destroy (allowed_destructive)",

@@ -1,8 +1,11 @@
-"""GraphQL mutations and their effect: the rule of the table ``mutations_build`` makes.
+"""GraphQL mutations and their effect: the table's rule, the document reader, the policy.
 
-Each name gets its effect from its verb, or from the short lists of names whose verb
-does not say it (the builder's docstring is the rule). The committed table against the
-installed schema: tests/integration/test_github_mutation_table.py.
+* ``mutations_build``'s rule gives each name its effect (its docstring is the rule);
+* ``mutations.analyse`` finds every mutation GitHub would run in a document;
+* the policy decides a document mutation by mutation.
+
+The committed table against the installed schema:
+tests/integration/test_github_mutation_table.py.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from providers.github import mutations_build
+from providers.github import PROVIDER as GITHUB
+from providers.github import mutations, mutations_build
+from runtime.plan.policy import Policy, load_policy
+from runtime.provider import Action, Decision, bind, resolve_call
 
 # -- the rule ----------------------------------------------------------------------------------
 
@@ -90,3 +96,125 @@ def test_the_table_is_the_mutation_root_one_name_a_line_sorted(tmp_path: Path) -
     data = json.loads(text)
     assert data["schema"] == "@octokit/graphql-schema 1.2.3"
     assert data["unknown"] == "destroy"
+
+
+# -- the document ------------------------------------------------------------------------------
+
+ISSUE = '(input: {issueId: "I_1"}) { clientMutationId }'
+DOC = f"mutation {{ deleteIssue{ISSUE} }}"
+
+
+@pytest.mark.parametrize(
+    ("document", "effect", "names"),
+    [
+        ("{ viewer { login } }", "read", []),
+        ('query { repository(owner: "mutation { deleteIssue }") { id } }', "read", []),
+        ("# mutation { deleteIssue }\nquery { viewer { login } }", "read", []),
+        (f"mutation {{ deleteIssue{ISSUE} }}", "destroy", ["deleteIssue"]),
+        (f"# query\nmutation {{ x: deleteIssue{ISSUE} }}", "destroy", ["deleteIssue"]),
+        (
+            f"query A {{ viewer {{ login }} }} mutation B {{ deleteIssue{ISSUE} }}",
+            "destroy",
+            ["deleteIssue"],
+        ),
+        (
+            f"mutation {{ ...F }} fragment F on Mutation {{ deleteIssue{ISSUE} }}",
+            "destroy",
+            ["deleteIssue"],
+        ),
+        (
+            f"mutation {{ ... on Mutation {{ ... {{ deleteIssue{ISSUE} }} }} }}",
+            "destroy",
+            ["deleteIssue"],
+        ),
+        # a fragment spread in a fragment, and a cycle (GitHub's error: each read once)
+        (
+            "mutation { ...F } fragment F on Mutation { ...G } "
+            "fragment G on Mutation { ...F addStar(input: {}) { clientMutationId } }",
+            "write",
+            ["addStar"],
+        ),
+        (
+            f"mutation {{ addStar(input: {{}}) {{ clientMutationId }} d: deleteIssue{ISSUE} "
+            f"deleteIssue{ISSUE} }}",
+            "destroy",
+            ["addStar", "deleteIssue"],
+        ),
+        ("mutation { __typename }", "write", []),
+        ("subscription { x }", "write", []),
+        ("mutation { purge }", "destroy", ["purge"]),
+        # a fragment on the mutation root spread nowhere does nothing
+        (f"{{ viewer {{ login }} }} fragment F on Mutation {{ deleteIssue{ISSUE} }}", "read", []),
+    ],
+)
+def test_every_mutation_github_would_run_is_found(
+    document: str, effect: str, names: list[str]
+) -> None:
+    found = mutations.analyse(document)
+    assert (found.effect, [a.name for a in found.actions], found.unreadable) == (
+        effect,
+        names,
+        "",
+    )
+
+
+def test_a_mutation_not_in_the_table_is_a_destroy_and_says_so() -> None:
+    assert mutations.mutation_action("purge") == Action(
+        "mutation", "purge", "destroy", "not in GitHub's published schema"
+    )
+    assert mutations.mutation_action("deleteIssue") == Action("mutation", "deleteIssue", "destroy")
+    assert mutations.mutation_action("removeStar") == Action("mutation", "removeStar", "write")
+    assert mutations.mutation_action("addComment").note() == "mutation addComment: write"
+
+
+def test_a_document_that_does_not_parse_is_a_write_and_one_too_deep_a_destroy() -> None:
+    broken = mutations.analyse(f"mutation {{ deleteIssue{ISSUE}")
+    assert (broken.effect, broken.actions) == ("write", ())
+    assert broken.unreadable.startswith("the document does not parse (Syntax Error")
+    deep = "query { " + "a { " * 2000 + "b" + " }" * 2000 + " }"
+    nested = mutations.analyse(f"mutation {{ deleteIssue{ISSUE} }} {deep}")
+    assert (nested.effect, nested.actions) == ("destroy", ())
+    assert "nested too deeply" in nested.unreadable
+
+
+# -- the policy --------------------------------------------------------------------------------
+
+
+def graphql(policy: Policy, document: str) -> Decision:
+    """``github graphql DOCUMENT`` decided."""
+    operation = next(op for op in GITHUB.operations if op.name == "graphql")
+    binding, _ = bind(operation, [document])
+    return policy.decide_call(GITHUB, operation, resolve_call(binding, [document]))
+
+
+def test_a_document_is_decided_mutation_by_mutation() -> None:
+    default = load_policy(None)
+    decision = graphql(default, f"# query\nmutation {{ x: deleteIssue{ISSUE} }}")
+    assert (decision.allowed, decision.rule) == (False, "effect destroy (allowed_destructive)")
+    assert "'github graphql deleteIssue' destroys what it names" in decision.reason
+    assert "allowed_destructive: ['github graphql deleteIssue'] allows every call;" in (
+        decision.hint + ";"
+    )
+    assert graphql(default, "{ viewer { login } }").allowed
+    assert graphql(default, "mutation { addStar(input: {}) { a } }").allowed
+    unknown = graphql(default, "mutation { x }")
+    assert not unknown.allowed
+    assert unknown.reason.endswith("(mutation x: not in GitHub's published schema)")
+
+
+def test_an_allowance_names_one_mutation_and_a_denial_can_too() -> None:
+    policy = load_policy(None)
+    policy.allowed_destructive.append((("github", "graphql", "deleteissue"), "mine.yaml"))
+    policy.denied_operations.append((("github", "graphql", "archive*"), "mine.yaml"))
+    decision = graphql(policy, DOC)
+    assert decision.rule == "allowed_destructive: github graphql deleteissue (mine.yaml)"
+    both = graphql(policy, f"mutation {{ deleteIssue{ISSUE} deleteRef(input: {{}}) {{ a }} }}")
+    assert not both.allowed and "'github graphql deleteRef'" in both.reason
+    archive = graphql(policy, "mutation { archiveProjectV2Item(input: {}) { a } }")
+    assert (archive.allowed, archive.rule) == (
+        False,
+        "denied_operations: github graphql archive* (mine.yaml)",
+    )
+    # `github graphql` alone allows every mutation
+    policy.allowed_destructive.append((("github", "graphql"), "mine.yaml"))
+    assert graphql(policy, "mutation { deleteRef(input: {}) { a } }").allowed
