@@ -16,6 +16,7 @@ from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
 from runtime.plan.binary import gh_targets, input_misuses, references
+from runtime.plan.policy import program_actions
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
@@ -288,6 +289,8 @@ def plan_step(
             real_name=real_name,
             api_owner=owner,
         )
+        # what the program's call does, action by action (gh api graphql's mutations)
+        actions = program_actions(step.binary, resolved, owner)
         credential = policy.credential_for_binary(step.binary)
         if decision.allowed and credential is not None:
             host = services.auth.default_host(credential)
@@ -300,8 +303,9 @@ def plan_step(
             binary=step.binary,
             binary_path=found_path,  # shown even when refused: plan names what would run
             transport="process",
-            effect="write",
+            effect="destroy" if any(a.effect == "destroy" for a in actions) else "write",
             credential=credential,
+            inspection=Inspection(notes=[a.note() for a in actions]),
         )
 
     def unplannable(reason: str, provider: str | None) -> PlannedStep:

@@ -12,7 +12,8 @@ leading words of its args: the binary's name, its versioned spellings and
 the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
 ``git config`` in its reading forms only; ``gh api`` as the github
-provider's ``api`` call it is (method and route).
+provider's ``api`` call it is (method and route), and ``gh api graphql`` also
+as its ``graphql`` call, mutation by mutation.
 
 A call the provider reads as actions (a GraphQL document's mutations) is
 decided action by action too, each as the operation's words and its name
@@ -38,12 +39,13 @@ from runtime.plan.binary import (
     Subcommand,
     find_subcommand,
     gh_api_call,
+    gh_graphql,
     git_config_reads,
     jq_reads_environment,
     literal_option_uses,
     option_values,
 )
-from runtime.provider import BoundCall, Decision, Operation, Provider
+from runtime.provider import Action, Binding, BoundCall, Decision, Operation, Piece, Provider
 from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
@@ -135,7 +137,7 @@ class Policy:
         """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
         args as written in the capability (None for a command typed by the user);
         ``api_owner`` the provider whose ``api`` operation the program's ``api`` subcommand
-        stands for (github for gh)."""
+        stands for (github for gh), and whose GraphQL operation ``gh api graphql`` does."""
         if name in NEVER_BINARIES or real_name in NEVER_BINARIES:
             return Decision(
                 False, "built-in: runtime never runs itself", "no capability-to-capability calls"
@@ -259,6 +261,40 @@ class Policy:
                 return decision._replace(
                     reason=decision.reason or f"gh api {call.method} {call.route}",
                 )
+            graphql = gh_graphql(call)
+            if graphql is not None:
+                return self._decide_graphql(api_owner, graphql.documents, graphql.problem)
+        return None
+
+    def _decide_graphql(
+        self, owner: Provider, documents: Sequence[str], problem: str
+    ) -> Decision | None:
+        """``gh api graphql``: each document decided as the owner's GraphQL operation would
+        decide it (``github graphql DOCUMENT``); None when each is allowed."""
+        hint = (
+            "write the document in the capability, as -f query='...'; or use the "
+            f"{owner.name} provider's graphql operation"
+        )
+        if problem:
+            return Decision(False, "built-in: gh api graphql must be readable", problem, hint)
+        if not documents:
+            return None  # no document: GitHub has nothing to run
+        operation = document_operation(owner)
+        if operation is None:
+            return Decision(
+                False,
+                "built-in: gh api graphql must be readable",
+                f"the {owner.name} provider declares no GraphQL operation that reads the "
+                "document, so what it does cannot be decided",
+                hint,
+            )
+        for document in documents:
+            call = document_call(operation, document)
+            decision = self._decide_actions(
+                owner.name, operation, call, [*operation.words, document]
+            )
+            if not decision.allowed:
+                return decision._replace(reason=decision.reason or "gh api graphql")
         return None
 
     # -- operations -----------------------------------------------------------
@@ -480,6 +516,53 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
         if i < len(run) and _token_matches(run[i], arg):
             i += 1
     return i == len(run)
+
+
+def document_operation(provider: Provider) -> Operation | None:
+    """The provider's operation that sends a GraphQL document of the author's own (github
+    ``graphql``): what ``gh api graphql`` stands for."""
+    for operation in provider.operations:
+        if (
+            operation.transport == "graphql"
+            and operation.document is None
+            and operation.positionals
+            and operation.effect_from is not None
+        ):
+            return operation
+    return None
+
+
+def document_call(operation: Operation, document: str) -> BoundCall:
+    """``operation`` called with ``document`` as its first positional (an input's value not
+    known yet, :data:`UNKNOWN`, leaves the call's effect to plan time)."""
+    name = operation.positionals[0].name
+    return BoundCall(
+        positionals={name: document},
+        options=(),
+        passthrough=(),
+        args=(document,),
+        pieces=((Piece(document, None, UNKNOWN in document),),),
+        binding=Binding(positionals={name: 0}),
+    )
+
+
+def program_actions(name: str, args: Sequence[str], owner: Provider | None) -> tuple[Action, ...]:
+    """What a binary step's call does, action by action, as its owner reads it: the
+    mutations of the documents ``gh api graphql`` sends (for the plan to show)."""
+    if name != "gh" or owner is None:
+        return ()
+    sub = find_subcommand(name, args)
+    if sub.name != "api" or sub.problem:
+        return ()
+    graphql = gh_graphql(gh_api_call(args[sub.position + 1 :]))
+    operation = document_operation(owner)
+    if graphql is None or operation is None:
+        return ()
+    found: dict[str, Action] = {}
+    for document in graphql.documents:
+        for action in operation.known_actions(document_call(operation, document)):
+            found.setdefault(action.name, action)
+    return tuple(found.values())
 
 
 _WORDS = List(Text())

@@ -1,7 +1,9 @@
-"""GraphQL mutations and their effect: the table's rule, the document reader, the policy.
+"""GraphQL mutations and their effect: the table's rule, the document reader, gh's fields, the policy.
 
 * ``mutations_build``'s rule gives each name its effect (its docstring is the rule);
 * ``mutations.analyse`` finds every mutation GitHub would run in a document;
+* ``gh_graphql`` finds the documents of a ``gh api`` call to the GraphQL endpoint, or
+  says why they cannot be known before the step runs;
 * the policy decides a document mutation by mutation.
 
 The committed table against the installed schema:
@@ -17,7 +19,8 @@ import pytest
 
 from providers.github import PROVIDER as GITHUB
 from providers.github import mutations, mutations_build
-from runtime.plan.policy import Policy, load_policy
+from runtime.plan.binary import gh_api_call, gh_graphql
+from runtime.plan.policy import Policy, document_call, load_policy, program_actions
 from runtime.provider import Action, Decision, bind, resolve_call
 
 # -- the rule ----------------------------------------------------------------------------------
@@ -177,6 +180,58 @@ def test_a_document_that_does_not_parse_is_a_write_and_one_too_deep_a_destroy() 
     assert "nested too deeply" in nested.unreadable
 
 
+# -- gh api graphql ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["graphql", "-f", f"query={DOC}"],
+        ["graphql", "-F", f"query={DOC}"],
+        ["graphql", "--raw-field", f"query={DOC}"],
+        ["graphql", "--field", f"query={DOC}"],
+        ["graphql", f"--field=query={DOC}"],
+        ["graphql", f"-fquery={DOC}"],
+        ["-i", "graphql", "-f", "owner=acme", "-f", f"Query={DOC}"],
+        ["/graphql", "-f", f"query[]={DOC}"],
+        ["https://api.github.com/graphql", "-f", f"query={DOC}"],
+        ["api/graphql?x=1", "-f", f"query={DOC}"],
+        ["/%67raphql", "-f", f"query={DOC}"],
+        ["graphql.json", "-f", f"query={DOC}"],
+    ],
+)
+def test_gh_api_graphql_documents_are_read_as_gh_sends_them(args: list[str]) -> None:
+    assert gh_graphql(gh_api_call(args)) == ((DOC,), "")
+
+
+def test_every_query_field_is_a_document_and_other_routes_have_none() -> None:
+    twice = gh_api_call(["graphql", "-f", "query={ a }", "-F", "query={ b }"])
+    assert gh_graphql(twice) == (("{ a }", "{ b }"), "")
+    assert gh_graphql(gh_api_call(["graphql"])) == ((), "")
+    assert gh_graphql(gh_api_call(["repos/a/b/issues", "-f", f"query={DOC}"])) is None
+    assert gh_graphql(gh_api_call(["repos/a/b/contents/docs"])) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["graphql", "-F", "query=@doc.graphql"], "read from a file when the step runs"),
+        (["graphql", "--field=query=@-"], "read from standard input when the step runs"),
+        (["graphql", "--input", "body.json"], "the request body is read from a file"),
+        (["graphql", "-F", 'query={ repository(name: "{repo}") { id } }'], "gh fills {repo}"),
+    ],
+)
+def test_a_document_gh_reads_when_it_runs_cannot_be_decided(args: list[str], said: str) -> None:
+    found = gh_graphql(gh_api_call(args))
+    assert found is not None and found.documents == ()
+    assert said in found.problem
+
+
+def test_a_raw_field_is_sent_as_written() -> None:
+    # -f takes no @file and fills no {placeholder}: the document is the text
+    assert gh_graphql(gh_api_call(["graphql", "-f", "query=@doc"])) == (("@doc",), "")
+
+
 # -- the policy --------------------------------------------------------------------------------
 
 
@@ -218,3 +273,56 @@ def test_an_allowance_names_one_mutation_and_a_denial_can_too() -> None:
     # `github graphql` alone allows every mutation
     policy.allowed_destructive.append((("github", "graphql"), "mine.yaml"))
     assert graphql(policy, "mutation { deleteRef(input: {}) { a } }").allowed
+
+
+def gh_api(policy: Policy, *args: str) -> tuple[bool, str, str]:
+    decision = policy.decide_binary("gh", ["api", *args], api_owner=GITHUB)
+    return decision.allowed, decision.rule, decision.reason
+
+
+def test_gh_api_graphql_is_decided_mutation_by_mutation() -> None:
+    default = load_policy(None)
+    allowed, rule, reason = gh_api(default, "graphql", "-f", f"query={DOC}")
+    assert (allowed, rule) == (False, "effect destroy (allowed_destructive)")
+    assert "'github graphql deleteIssue' destroys what it names" in reason
+    assert gh_api(default, "graphql", "-f", "query={ viewer { login } }")[0]
+    assert gh_api(default, "graphql", "-f", "query=mutation { addStar(input: {}) { a } }")[0]
+    refused = gh_api(default, "graphql", "-F", "query=@doc.graphql")
+    assert refused[:2] == (False, "built-in: gh api graphql must be readable")
+    # an input's value, not known at validation: decided at plan time
+    assert gh_api(default, "graphql", "-f", "query=\x00")[0]
+    # one too deep for graphql-core: a destroy, whose hint does not repeat the document
+    deep = "query { " + "a { " * 2000 + "b" + " }" * 2000 + " }"
+    decision = default.decide_binary(
+        "gh", ["api", "graphql", "-f", f"query={DOC} {deep}"], api_owner=GITHUB
+    )
+    assert (decision.allowed, decision.rule) == (False, "effect destroy (allowed_destructive)")
+    assert "a { a {" not in decision.hint
+
+
+def test_gh_api_graphql_takes_the_same_entries() -> None:
+    policy = load_policy(None)
+    policy.allowed_destructive.append((("github", "graphql", "deleteissue"), "mine.yaml"))
+    policy.denied_operations.append((("github", "graphql", "archive*"), "mine.yaml"))
+    assert gh_api(policy, "graphql", "-f", f"query={DOC}")[0]
+    both = f"mutation {{ deleteIssue{ISSUE} deleteRef(input: {{}}) {{ a }} }}"
+    allowed, _, reason = gh_api(policy, "graphql", "-f", f"query={both}")
+    assert not allowed and "'github graphql deleteRef'" in reason
+    archive = "mutation { archiveProjectV2Item(input: {}) { a } }"
+    assert gh_api(policy, "graphql", "-f", f"query={archive}")[:2] == (
+        False,
+        "denied_operations: github graphql archive* (mine.yaml)",
+    )
+    operation = next(op for op in GITHUB.operations if op.name == "graphql")
+    decision = policy.decide_call(GITHUB, operation, document_call(operation, DOC))
+    assert decision.rule == "allowed_destructive: github graphql deleteissue (mine.yaml)"
+
+
+def test_the_plan_shows_what_gh_api_graphql_does() -> None:
+    args = ["api", "graphql", "-f", f"query={DOC}", "-f", "query=mutation { x }"]
+    assert [a.note() for a in program_actions("gh", args, GITHUB)] == [
+        "mutation deleteIssue: destroy",
+        "mutation x: destroy (not in GitHub's published schema)",
+    ]
+    assert program_actions("gh", ["api", "repos/a/b"], GITHUB) == ()
+    assert program_actions("git", ["status"], GITHUB) == ()
