@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO    = .demo
 
-.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json routes specs clean
+.PHONY: run test lint typecheck unit venv npm bench campaigns fuzz policy-json routes mutations specs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ specs: $(VENV)/.installed
 # @octokit/openapi (api.github.com and the newest GHES; a test fails when it is stale).
 routes: $(VENV)/.installed npm
 	$(BIN)/python -m providers.github.routes_build
+
+# providers/github/mutations.json: every GraphQL mutation GitHub publishes and its effect
+# (write or destroy), from the installed @octokit/graphql-schema (a test fails when it is stale).
+mutations: $(VENV)/.installed npm
+	$(BIN)/python -m providers.github.mutations_build
 
 # The adversarial campaigns at full size (the test suite runs them reduced).
 campaigns: $(VENV)/.installed-test npm

@@ -5,9 +5,10 @@ imports this module, the standard library and its own dependencies only (an
 import contract holds it). What is here, in the order a step meets it:
 
 * operations declared as data (:class:`Operation`): their words, form,
-  argument types and choices, context defaults, effect, transport (REST
-  routes, GraphQL document), credential and handler. Help output, the spec
-  tables, validation, planning, policy and preflight all read that one
+  argument types and choices, context defaults, effect (and what a bound
+  call does, :class:`Action` by action), transport (REST routes, GraphQL
+  document), credential and handler. Help output, the spec tables,
+  validation, planning, policy and preflight all read that one
   table; nothing keeps a second list. Binding an
   operation's args happens on the args *as authored* (before substitution),
   so an input value can never change which argument is an option and which
@@ -155,6 +156,21 @@ class EffectRule(NamedTuple):
     effect: Effect
 
 
+class Action(NamedTuple):
+    """One thing a call does that the policy decides on its own, with its effect: a
+    mutation of a GraphQL document. It is decided as the operation's words followed by
+    its name (``github graphql deleteIssue``), so a policy entry can name one action."""
+
+    kind: str  # what it is, in a word: "mutation"
+    name: str  # its name, one word: deleteIssue
+    effect: Effect
+    why: str = ""  # when its name does not say it: "not in GitHub's published schema"
+
+    def note(self) -> str:
+        """What the plan shows of it: ``mutation deleteIssue: destroy``."""
+        return f"{self.kind} {self.name}: {self.effect}" + (f" ({self.why})" if self.why else "")
+
+
 @dataclass(frozen=True)
 class Operation:
     """One operation of a provider, as data."""
@@ -183,9 +199,12 @@ class Operation:
     # Positionals come before any key=value option (api: METHOD and PATH first), so that
     # what the policy decides on is where the author put it.
     positionals_first: bool = False
-    # The effect read off the bound call by the provider (a GraphQL document parsed: a
-    # mutation is a write, whatever comments precede it); takes the place of effect_rules.
+    # The effect read off the bound call by the provider (a GraphQL document parsed: its
+    # strongest mutation, whatever comments precede it); takes the place of effect_rules.
     effect_from: Callable[[BoundCall], Effect] | None = None
+    # What the bound call does, action by action (a GraphQL document's mutations): the
+    # policy decides each on its own, and the plan shows each. With effect_from.
+    actions_from: Callable[[BoundCall], Sequence[Action]] | None = None
     # transport "rest": the routes it sends, "METHOD /template" (the provider fills a
     # route's {parameters} from the arguments that declare ``in_route``; of several routes
     # with one method, the first whose parameters are all given is sent)
@@ -261,6 +280,12 @@ class Operation:
                 return rule.effect
         return self.effect
 
+    def known_actions(self, call: BoundCall | None) -> tuple[Action, ...]:
+        """The actions of the bound ``call`` (none while its effect waits for an input)."""
+        if call is None or self.actions_from is None or self.effect_inputs(call):
+            return ()
+        return tuple(self.actions_from(call))
+
     def effect_inputs(self, call: BoundCall) -> tuple[str, ...]:
         """The inputs whose values the effect of ``call`` waits for (METHOD of ``api``)."""
         if self.effect_from is not None:
@@ -278,8 +303,8 @@ class Operation:
 
     def possible_effects(self) -> tuple[Effect, ...]:
         found = {self.effect, *(rule.effect for rule in self.effect_rules)}
-        if self.effect_from is not None:
-            found |= {"read", "write"}
+        if self.effect_from is not None:  # read off the call: any of them
+            found |= {"read", "write", "destroy"}
         return tuple(e for e in ("read", "write", "destroy") if e in found)
 
     def form(self) -> str:

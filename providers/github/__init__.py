@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from runtime.provider import (
+    Action,
     BindingProblem,
     BoundCall,
     CredentialKind,
@@ -74,24 +75,21 @@ def _rest(words: str, summary: str, effect: str = "read", **kw: object) -> Opera
     )
 
 
-def _graphql_effect(document: str) -> Effect:
-    """``read`` for a document of queries only, else ``write``: parsed with graphql-core, so
-    a mutation after a comment, a second operation or a fragment is seen for what it is. A
-    document that does not parse is taken as a write (GitHub will refuse it anyway)."""
-    from graphql import GraphQLSyntaxError
-    from graphql.language import OperationDefinitionNode, OperationType, parse
+def _graphql_effect(call: BoundCall) -> Effect:
+    """The strongest effect of the document's mutations (:mod:`providers.github.mutations`:
+    parsed, so a mutation after a comment, under an alias, in a second operation or a
+    fragment is seen for what it is); ``read`` for queries only."""
+    from providers.github.mutations import graphql_effect
 
-    try:
-        parsed = parse(document, no_location=True)
-    except GraphQLSyntaxError:
-        return "write"
-    for definition in parsed.definitions:
-        if (
-            isinstance(definition, OperationDefinitionNode)
-            and definition.operation is not OperationType.QUERY
-        ):
-            return "write"
-    return "read"
+    return graphql_effect(call.positionals.get("QUERY", ""))
+
+
+def _graphql_actions(call: BoundCall) -> tuple[Action, ...]:
+    """Each mutation of the document with its effect (``deleteIssue``: destroy), which the
+    policy decides as ``github graphql deleteIssue``."""
+    from providers.github.mutations import graphql_actions
+
+    return graphql_actions(call.positionals.get("QUERY", ""))
 
 
 def _gh(words: str, summary: str, effect: str = "read", **kw: object) -> Operation:
@@ -313,13 +311,15 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         words=("graphql",),
-        summary="Any GraphQL query; name=value pairs are variables (typed like api)",
+        summary="Any GraphQL query or mutation (each mutation with its effect: deleteIssue "
+        "destroys); name=value pairs are variables (typed like api)",
         transport="graphql",
         effect="read",
         credential="github",
         positionals=(Positional("QUERY", help="a GraphQL document"),),
         options=None,
-        effect_from=lambda call: _graphql_effect(call.positionals.get("QUERY", "")),
+        effect_from=_graphql_effect,
+        actions_from=_graphql_actions,
         handler=_OPS + "graphql",
         example="runtime github graphql 'query { viewer { login } }'",
     ),

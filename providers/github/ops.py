@@ -434,6 +434,13 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     inspection.hosts = endpoints.network_hosts
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
     _inspect_routes(operation, call, inspection)
+    if operation.actions_from is not None and not operation.effect_inputs(call):
+        # a document decided without its mutations: why (the plan shows each mutation)
+        from providers.github.mutations import analyse
+
+        unreadable = analyse(call.positionals.get("QUERY", "")).unreadable
+        if unreadable:
+            inspection.notes.append(unreadable)
     for name, setting in context_defaults(operation, call, run).items():
         if setting is not None and setting.value:
             inspection.notes.append(f"{name} = {setting.value} (from {setting.origin})")

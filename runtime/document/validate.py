@@ -185,14 +185,14 @@ def policy_problems(
                     step.binary,
                     args,
                     authored=texts,
-                    api_owner=owner.name if owner is not None else None,
+                    api_owner=owner,
                 )
-        elif step.index in resolved:
+        elif step.index in resolved and (provider := registry.get(step.provider or "")):
             operation, binding = resolved[step.index]
             n = len(operation.words)
             pieces = [(Piece(a, None, UNKNOWN in a),) for a in args[n:]]
             call = resolve_call(binding, args[n:], pieces)
-            decision = policy.decide_call(step.provider or "", operation, call, authored=texts[n:])
+            decision = policy.decide_call(provider, operation, call, authored=texts[n:])
         if decision is None or decision.allowed:
             continue
         what = " ".join([step.binary or step.provider or "", *texts])

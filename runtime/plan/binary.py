@@ -14,8 +14,9 @@ always from the args *as authored*:
   the author wrote ``--`` before it;
 * the subcommand of a program with subcommands (git, gh): the first
   positional after the global options the program accepts;
-* the reading forms of ``git config`` and the method and route of
-  ``gh api``, which the policy decides like the github provider's own calls.
+* the reading forms of ``git config``, the method and route of ``gh api``
+  and the GraphQL documents of ``gh api graphql``, which the policy decides
+  like the github provider's own calls.
 
 Nothing here runs anything or reads the file system.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
+from urllib.parse import unquote, urlsplit
 
 from runtime.document.grammar import REFERENCE
 
@@ -369,6 +371,9 @@ class GhApiCall(NamedTuple):
     method: str  # upper case
     route: str  # as gh would request it, with a leading "/" (a full URL stays as it is)
     problem: str = ""
+    # each field given, in order: (option, "key=value") for -f/--raw-field, -F/--field
+    fields: tuple[tuple[str, str], ...] = ()
+    body_file: str | None = None  # --input: the body is read from this file ("-": stdin)
 
 
 def gh_api_call(args: Sequence[str]) -> GhApiCall:
@@ -378,16 +383,19 @@ def gh_api_call(args: Sequence[str]) -> GhApiCall:
     ``--method``/``-X`` says otherwise; flags may come before or after the route.
     """
     method: str | None = None
-    fields = False
+    fields: list[tuple[str, str]] = []
+    body_file: str | None = None
     route: str | None = None
 
     def take(option: str, value: str | None) -> None:
-        nonlocal method, fields
+        nonlocal method, body_file
         kind = _GH_API_VALUE[option]
         if kind == "method" and value is not None:
             method = value
+        elif kind == "field" and option == "--input":
+            body_file = value or ""
         elif kind == "field":
-            fields = True
+            fields.append((option, value or ""))
 
     index = 0
     while index < len(args):
@@ -429,10 +437,67 @@ def gh_api_call(args: Sequence[str]) -> GhApiCall:
             route = arg
     if route is None:
         return GhApiCall("", "", "gh api names no route")
-    chosen = (method or ("POST" if fields else "GET")).upper()
+    chosen = (method or ("POST" if fields or body_file is not None else "GET")).upper()
     if not route.startswith("/") and "://" not in route:
         route = "/" + route
-    return GhApiCall(chosen, route)
+    return GhApiCall(chosen, route, "", tuple(fields), body_file)
+
+
+class GhGraphql(NamedTuple):
+    documents: tuple[str, ...]  # every query= value gh would send, in order
+    problem: str = ""  # why runtime cannot know the document before the step runs
+
+
+# what gh's typed fields (-F) fill from the repository of the working folder
+_GH_PLACEHOLDER = re.compile(r"\{(owner|repo|branch)\}")
+
+
+def gh_graphql(call: GhApiCall) -> GhGraphql | None:
+    """The GraphQL documents of a ``gh api`` call to GitHub's GraphQL endpoint, or None
+    when the call is to another route.
+
+    The endpoint is any route whose last segment begins with ``graphql`` (gh's
+    ``graphql``, ``/graphql``, ``/api/graphql``, a full URL; a REST route never ends so,
+    and one that did would only be decided twice). Its documents are the values of every
+    field named ``query`` (any case, ``query[]`` too): gh sends the last, and each is
+    decided. A document runtime cannot read before the step runs is a problem: a body
+    from ``--input``, a typed field's ``@file`` or ``@-``, or its ``{owner}``,
+    ``{repo}`` or ``{branch}``, which gh fills from the working folder's repository.
+    """
+    path = unquote(urlsplit(call.route).path if "://" in call.route else call.route)
+    segments = [s for s in path.replace("\\", "/").split("/") if s not in ("", ".")]
+    if not segments or not segments[-1].casefold().startswith("graphql"):
+        return None
+    if call.body_file is not None:
+        return GhGraphql(
+            (),
+            f"gh api {call.route} --input {call.body_file or '-'}: the request body is read "
+            "from a file when the step runs, so its GraphQL document cannot be decided now",
+        )
+    documents: list[str] = []
+    for option, field in call.fields:
+        key, _, value = field.partition("=")
+        if key.partition("[")[0].casefold() != "query":
+            continue
+        typed = option in ("-F", "--field")
+        if typed and value.startswith("@"):
+            return GhGraphql(
+                (),
+                f"gh api {call.route} {option} {key}={value}: the GraphQL document is read "
+                f"from {'standard input' if value == '@-' else 'a file'} when the step runs, "
+                "so it cannot be decided now",
+            )
+        if typed and _GH_PLACEHOLDER.search(value):
+            found = _GH_PLACEHOLDER.search(value)
+            assert found is not None
+            return GhGraphql(
+                (),
+                f"gh api {call.route} {option} {key}=...: gh fills {found.group(0)} in a "
+                "typed field from the working folder's repository, so the GraphQL document "
+                "it sends is not the one written",
+            )
+        documents.append(value)
+    return GhGraphql(tuple(documents))
 
 
 # -- gh: what an option says, and which hosts the call would reach ------------------------

@@ -16,6 +16,7 @@ from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
 from runtime.plan.binary import gh_targets, input_misuses, references
+from runtime.plan.policy import program_actions
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
@@ -292,8 +293,10 @@ def plan_step(
             resolved,
             authored=texts if step.line else None,  # a typed command has no authored form
             real_name=real_name,
-            api_owner=owner.name if owner is not None else None,
+            api_owner=owner,
         )
+        # what the program's call does, action by action (gh api graphql's mutations)
+        actions = program_actions(step.binary, resolved, owner)
         credential = policy.credential_for_binary(step.binary)
         if decision.allowed and credential is not None:
             host = services.auth.default_host(credential)
@@ -306,8 +309,9 @@ def plan_step(
             binary=step.binary,
             binary_path=found_path,  # shown even when refused: plan names what would run
             transport="process",
-            effect="write",
+            effect="destroy" if any(a.effect == "destroy" for a in actions) else "write",
             credential=credential,
+            inspection=Inspection(notes=[a.note() for a in actions]),
         )
 
     def unplannable(reason: str, provider: str | None) -> PlannedStep:
@@ -330,9 +334,15 @@ def plan_step(
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
     decision = policy.decide_call(
-        provider.name, operation, call, authored=texts[n:] if step.line else None
+        provider, operation, call, authored=texts[n:] if step.line else None
     )
     inspection = provider.inspect(operation, call, services)
+    # what the call does, action by action (a GraphQL document's mutations), after the
+    # provider's own notes
+    actions = operation.known_actions(call)
+    if actions:
+        notes = [*inspection.notes, *(a.note() for a in actions)]
+        inspection = replace(inspection, notes=notes)
     # values that are not what the operation declares (a type, a range, a choice), now
     # that inputs are substituted: refused with the provider's own problems (exit 2)
     checked = argument_problems(operation, call)

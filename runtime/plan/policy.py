@@ -12,7 +12,14 @@ leading words of its args: the binary's name, its versioned spellings and
 the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
 ``git config`` in its reading forms only; ``gh api`` as the github
-provider's ``api`` call it is (method and route).
+provider's ``api`` call it is (method and route), and ``gh api graphql`` also
+as its ``graphql`` call, mutation by mutation.
+
+A call the provider reads as actions (a GraphQL document's mutations) is
+decided action by action too, each as the operation's words and its name
+(``github graphql deleteIssue``): a denied_operations entry can deny one
+mutation, an allowed_destructive entry allow one, and a document that
+destroys runs only when each of its destroying mutations is allowed.
 """
 
 from __future__ import annotations
@@ -32,12 +39,13 @@ from runtime.plan.binary import (
     Subcommand,
     find_subcommand,
     gh_api_call,
+    gh_graphql,
     git_config_reads,
     jq_reads_environment,
     literal_option_uses,
     option_values,
 )
-from runtime.provider import BoundCall, Decision, Operation
+from runtime.provider import Action, Binding, BoundCall, Decision, Operation, Piece, Provider
 from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
@@ -136,12 +144,12 @@ class Policy:
         *,
         authored: Sequence[str] | None = None,
         real_name: str | None = None,
-        api_owner: str | None = None,
+        api_owner: Provider | None = None,
     ) -> Decision:
         """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
         args as written in the capability (None for a command typed by the user);
         ``api_owner`` the provider whose ``api`` operation the program's ``api`` subcommand
-        stands for (github for gh)."""
+        stands for (github for gh), and whose GraphQL operation ``gh api graphql`` does."""
         if name in NEVER_BINARIES or real_name in NEVER_BINARIES:
             return Decision(
                 False, "built-in: runtime never runs itself", "no capability-to-capability calls"
@@ -199,7 +207,7 @@ class Policy:
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
 
     def _decide_subcommand(
-        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: str | None
+        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: Provider | None
     ) -> Decision | None:
         allowed = self.allowed_subcommands[name]
         listing = ", ".join(sorted(allowed))
@@ -252,24 +260,59 @@ class Policy:
                     False,
                     "built-in: gh api must be readable",
                     call.problem,
-                    f"runtime decides gh api like the {api_owner} provider's api operation; "
-                    "use the options gh documents (-X, -f, -F, -H, --jq, --paginate...)",
+                    f"runtime decides gh api like the {api_owner.name} provider's api "
+                    "operation; use the options gh documents (-X, -f, -F, -H, --jq, "
+                    "--paginate...)",
                 )
             # DELETE destroys, as the api operation declares it does
             effect = "destroy" if call.method.upper() == "DELETE" else None
             decision = self.decide_operation(
-                api_owner, ["api", call.method, call.route], effect=effect, operation="api"
+                api_owner.name, ["api", call.method, call.route], effect=effect, operation="api"
             )
             if not decision.allowed:
                 return decision._replace(
                     reason=decision.reason or f"gh api {call.method} {call.route}",
                 )
+            graphql = gh_graphql(call)
+            if graphql is not None:
+                return self._decide_graphql(api_owner, graphql.documents, graphql.problem)
+        return None
+
+    def _decide_graphql(
+        self, owner: Provider, documents: Sequence[str], problem: str
+    ) -> Decision | None:
+        """``gh api graphql``: each document decided as the owner's GraphQL operation would
+        decide it (``github graphql DOCUMENT``); None when each is allowed."""
+        hint = (
+            "write the document in the capability, as -f query='...'; or use the "
+            f"{owner.name} provider's graphql operation"
+        )
+        if problem:
+            return Decision(False, "built-in: gh api graphql must be readable", problem, hint)
+        if not documents:
+            return None  # no document: GitHub has nothing to run
+        operation = document_operation(owner)
+        if operation is None:
+            return Decision(
+                False,
+                "built-in: gh api graphql must be readable",
+                f"the {owner.name} provider declares no GraphQL operation that reads the "
+                "document, so what it does cannot be decided",
+                hint,
+            )
+        for document in documents:
+            call = document_call(operation, document)
+            decision = self._decide_actions(
+                owner.name, operation, call, [*operation.words, document]
+            )
+            if not decision.allowed:
+                return decision._replace(reason=decision.reason or "gh api graphql")
         return None
 
     # -- operations -----------------------------------------------------------
     def decide_call(
         self,
-        provider: str,
+        provider: Provider,
         operation: Operation,
         call: BoundCall,
         *,
@@ -277,17 +320,15 @@ class Policy:
     ) -> Decision:
         """An operation step's decision, on its bound call: the operation and its
         positionals (METHOD and PATH for api), never whatever leading words the args
-        happen to have; its effect (api DELETE destroys); and for an operation that runs
-        a program (gh), that program's call as a binary step's would be decided.
-        ``authored``: the args after the operation words as written (None for a command
-        typed by the user)."""
+        happen to have; its effect (api DELETE destroys), and each of its actions (a
+        GraphQL document's mutations); and for an operation that runs a program (gh),
+        that program's call as a binary step's would be decided. ``authored``: the args
+        after the operation words as written (None for a command typed by the user)."""
         bound_words = [*operation.words]
         bound_words += [
             call.positionals[p.name] for p in operation.positionals if p.name in call.positionals
         ]
-        decision = self.decide_operation(
-            provider, bound_words, effect=operation.known_effect(call), operation=operation.name
-        )
+        decision = self._decide_actions(provider.name, operation, call, bound_words)
         if decision.allowed and operation.program is not None:
             decision = self.decide_binary(
                 operation.program,
@@ -296,6 +337,36 @@ class Policy:
                 api_owner=provider,
             )
         return decision
+
+    def _decide_actions(
+        self, provider: str, operation: Operation, call: BoundCall, words: Sequence[str]
+    ) -> Decision:
+        """The call decided on ``words`` (its operation words and positionals) and its
+        effect, then action by action: each as the operation's words and its name
+        (``github graphql deleteIssue``), with its own effect. A destroy the actions
+        account for is allowed when each destroying action is; the call's words are
+        still matched against denied_operations."""
+        actions = operation.known_actions(call)
+        effect = operation.known_effect(call)
+        if any(action.effect == "destroy" for action in actions):
+            effect = None  # decided action by action below
+        decision = self.decide_operation(provider, words, effect=effect, operation=operation.name)
+        if not decision.allowed:
+            return decision
+        allowance: Decision | None = None
+        for action in actions:
+            decided = self.decide_operation(
+                provider,
+                [*operation.words, action.name],
+                effect=action.effect,
+                operation=f"{operation.name} {action.name}",
+            )
+            if not decided.allowed:
+                why = f" ({action.kind} {action.name}: {action.why})" if action.why else ""
+                return decided._replace(reason=decided.reason + why)
+            if action.effect == "destroy" and allowance is None:
+                allowance = decided
+        return allowance or decision
 
     def decide_operation(
         self,
@@ -335,7 +406,9 @@ class Policy:
             return Decision(True, f"allowed_destructive: {allowed[0]} ({allowed[1]})")
         call = " ".join([provider, *args])
         named = f"{provider} {operation}" if operation else call
-        this_one = f", ['{call}'] this one only" if UNKNOWN not in call else ""
+        # (a call too long to be an entry, a whole GraphQL document, is not offered as one)
+        offer = UNKNOWN not in call and call != named and len(call) <= 200
+        this_one = f", ['{call}'] this one only" if offer else ""
         return Decision(
             False,
             "effect destroy (allowed_destructive)",
@@ -469,6 +542,53 @@ def run_matches(run: Sequence[str], args: Sequence[str]) -> bool:
         if i < len(run) and _token_matches(run[i], arg):
             i += 1
     return i == len(run)
+
+
+def document_operation(provider: Provider) -> Operation | None:
+    """The provider's operation that sends a GraphQL document of the author's own (github
+    ``graphql``): what ``gh api graphql`` stands for."""
+    for operation in provider.operations:
+        if (
+            operation.transport == "graphql"
+            and operation.document is None
+            and operation.positionals
+            and operation.effect_from is not None
+        ):
+            return operation
+    return None
+
+
+def document_call(operation: Operation, document: str) -> BoundCall:
+    """``operation`` called with ``document`` as its first positional (an input's value not
+    known yet, :data:`UNKNOWN`, leaves the call's effect to plan time)."""
+    name = operation.positionals[0].name
+    return BoundCall(
+        positionals={name: document},
+        options=(),
+        passthrough=(),
+        args=(document,),
+        pieces=((Piece(document, None, UNKNOWN in document),),),
+        binding=Binding(positionals={name: 0}),
+    )
+
+
+def program_actions(name: str, args: Sequence[str], owner: Provider | None) -> tuple[Action, ...]:
+    """What a binary step's call does, action by action, as its owner reads it: the
+    mutations of the documents ``gh api graphql`` sends (for the plan to show)."""
+    if name != "gh" or owner is None:
+        return ()
+    sub = find_subcommand(name, args)
+    if sub.name != "api" or sub.problem:
+        return ()
+    graphql = gh_graphql(gh_api_call(args[sub.position + 1 :]))
+    operation = document_operation(owner)
+    if graphql is None or operation is None:
+        return ()
+    found: dict[str, Action] = {}
+    for document in graphql.documents:
+        for action in operation.known_actions(document_call(operation, document)):
+            found.setdefault(action.name, action)
+    return tuple(found.values())
 
 
 _WORDS = List(Text())

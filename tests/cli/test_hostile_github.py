@@ -2,8 +2,9 @@
 
 Each test is an attack that worked before: gh's jq reading the token, the token sent to a
 host an input chose, a DELETE placed after an option to get past the policy, a mutation
-called a read, gigabytes of substituted args. Each now ends in a refusal before anything
-runs (nothing reaches the GitHub double) or, for the audit log, in a bounded record.
+called a read (or a deleting one a write), gigabytes of substituted args. Each now ends in
+a refusal before anything runs (nothing reaches the GitHub double) or, for the audit log,
+in a bounded record.
 """
 
 from __future__ import annotations
@@ -203,15 +204,16 @@ def test_a_delete_never_gets_past_the_policy(
         assert "effect destroy (allowed_destructive)" in result.stderr
 
 
-# -- 5. a mutation is a write, whatever precedes it -----------------------------------------
+# -- 5. a mutation is a write or a destroy, whatever precedes it ---------------------------
 
 
 @pytest.mark.parametrize(
     ("document", "effect"),
     [
         ("# just a comment\nmutation { addStar(input: {}) { clientMutationId } }", "write"),
-        ("\n\n  mutation M { x }", "write"),
-        ("query A { viewer { login } }\nmutation B { x }", "write"),
+        ("\n\n  mutation M { x }", "destroy"),  # x is no mutation GitHub publishes
+        ("query A { viewer { login } }\nmutation B { x }", "destroy"),
+        ("# query\nmutation { deleteIssue(input: {}) { clientMutationId } }", "destroy"),
         ("subscription { x }", "write"),
         ("{ viewer { login } }", "read"),
         ("# mutation in a comment\nquery { viewer { login } }", "read"),
@@ -224,7 +226,7 @@ def test_a_graphql_document_is_parsed_for_its_effect(
     body = f"version: v1\nworkflow:\n  - provider: github\n    args:\n      - graphql\n      - |\n{block}"
     write(work / "cap.md", capability(body))
     plan = cli("--output", "json", "capability", "plan", "cap.md")
-    assert plan.code == 0, plan.stdout + plan.stderr
+    assert plan.code == (3 if effect == "destroy" else 0), plan.stdout + plan.stderr
     assert plan.json()["steps"][0]["effect"] == effect
 
 

@@ -164,9 +164,9 @@ def test_denied_operations_win_over_allowed_destructive() -> None:
 
 def test_gh_api_delete_is_a_destroy_too() -> None:
     policy = load_policy(None)
-    decision = policy.decide_binary("gh", ["api", "-X", "DELETE", "repos/a/b"], api_owner="github")
+    decision = policy.decide_binary("gh", ["api", "-X", "DELETE", "repos/a/b"], api_owner=GITHUB)
     assert (decision.allowed, decision.rule) == (False, "effect destroy (allowed_destructive)")
-    get = policy.decide_binary("gh", ["api", "repos/a/b"], api_owner="github")
+    get = policy.decide_binary("gh", ["api", "repos/a/b"], api_owner=GITHUB)
     assert get.allowed, get
 
 

@@ -345,7 +345,12 @@ def test_a_policy_allows_a_destroy_deliberately(
     ("document", "effect"),
     [
         ("# a comment\nmutation { addStar(input: {}) { clientMutationId } }", "write"),
-        ("query A { viewer { login } }\nmutation B { x }", "write"),
+        ("query A { viewer { login } }\nmutation B { x }", "destroy"),  # x: not GitHub's
+        ("query A { viewer { login } }\nmutation B { closeIssue(input: {}) { a } }", "write"),
+        (
+            "mutation A { addStar(input: {}) { a } }\nmutation B { deleteRef(input: {}) { a } }",
+            "destroy",
+        ),
         ("subscription { x }", "write"),
         ("{ viewer { login } }", "read"),
         ("# mutation { x }\nquery { viewer { login } }", "read"),
@@ -363,8 +368,8 @@ def test_a_graphql_document_from_an_input_is_read_once_substituted(
     ws: Workspace, services: RunServices
 ) -> None:
     steps = '  - provider: github\n    args: [graphql, "${q}"]\n'
-    found = plan(ws, services, steps, {"q": "# innocent\nmutation { deleteRepository }"})
-    assert found.steps[0].effect == "write"
+    found = plan(ws, services, steps, {"q": "# innocent\nmutation { deleteIssue }"})
+    assert found.steps[0].effect == "destroy"
 
 
 def test_declared_effects(ws: Workspace, services: RunServices) -> None:
@@ -642,7 +647,7 @@ def test_git_config_reads(args: list[str], reads: bool) -> None:
     ],
 )
 def test_gh_api_call(args: list[str], method: str, route: str) -> None:
-    assert gh_api_call(args) == (method, route, "")
+    assert gh_api_call(args)[:3] == (method, route, "")
 
 
 @pytest.mark.parametrize(

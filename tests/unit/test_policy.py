@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from providers.github import PROVIDER as GITHUB
 from runtime.errors import ExitCode, InvalidPolicy
 from runtime.plan import policy as policy_module
 from runtime.plan.policy import Policy, load_policy, run_matches
@@ -615,7 +616,7 @@ def test_run_matches(run: tuple[str, ...], args: list[str], expected: bool) -> N
     ],
 )
 def test_gh_api_delete_in_any_spelling_is_a_destroy(default: Policy, args: list[str]) -> None:
-    decision = default.decide_binary("gh", args, api_owner="github")
+    decision = default.decide_binary("gh", args, api_owner=GITHUB)
     refused(decision, "effect destroy (allowed_destructive)")
     assert "'github api' destroys what it names" in decision.reason
 
@@ -633,18 +634,18 @@ def test_gh_api_delete_in_any_spelling_is_a_destroy(default: Policy, args: list[
 def test_gh_api_writes_to_secrets_are_denied_operations(
     default: Policy, args: list[str], method: str
 ) -> None:
-    decision = default.decide_binary("gh", args, api_owner="github")
+    decision = default.decide_binary("gh", args, api_owner=GITHUB)
     refused(decision, f"denied_operations: github api {method} */secrets/* (default)")
     assert decision.reason.startswith(f"gh api {method.upper()} /")
 
 
 def test_gh_api_reads_are_allowed(default: Policy) -> None:
-    allowed(default.decide_binary("gh", ["api", "/repos/a/b/actions/secrets"], api_owner="github"))
+    allowed(default.decide_binary("gh", ["api", "/repos/a/b/actions/secrets"], api_owner=GITHUB))
     allowed(
         default.decide_binary(
             "gh",
             ["api", "-X", "GET", "-F", "per_page=5", "/repos/a/b/actions/secrets/T"],
-            api_owner="github",
+            api_owner=GITHUB,
         )
     )
 
@@ -661,7 +662,7 @@ def test_gh_api_reads_are_allowed(default: Policy) -> None:
 def test_gh_api_args_runtime_cannot_read_are_refused(
     default: Policy, args: list[str], reason: str
 ) -> None:
-    decision = default.decide_binary("gh", args, api_owner="github")
+    decision = default.decide_binary("gh", args, api_owner=GITHUB)
     refused(decision, "built-in: gh api must be readable")
     assert decision.reason == reason
 
@@ -679,11 +680,11 @@ def test_allowed_destructive_lets_a_deliberate_gh_api_delete_through(tmp_path: P
     )
     allowed(
         policy.decide_binary(
-            "gh", ["api", "-X", "DELETE", "/repos/acme/app/releases/1"], api_owner="github"
+            "gh", ["api", "-X", "DELETE", "/repos/acme/app/releases/1"], api_owner=GITHUB
         )
     )
     refused(
-        policy.decide_binary("gh", ["api", "-X", "DELETE", "/repos/acme/app"], api_owner="github"),
+        policy.decide_binary("gh", ["api", "-X", "DELETE", "/repos/acme/app"], api_owner=GITHUB),
         "effect destroy",
     )
 
@@ -705,7 +706,7 @@ def test_allowed_destructive_lets_a_deliberate_gh_api_delete_through(tmp_path: P
 def test_a_jq_expression_that_reads_the_environment_is_refused(
     default: Policy, args: list[str]
 ) -> None:
-    decision = default.decide_binary("gh", args, api_owner="github")
+    decision = default.decide_binary("gh", args, api_owner=GITHUB)
     refused(decision, "built-in: gh's jq never reads the environment")
 
 
