@@ -250,8 +250,7 @@ class RunServices:
                 located = shutil.which(other, path=self.workspace.path)
                 if located is not None:
                     pending.append((other, located))
-        if self.network is not None and self.network.kind == "none":
-            hosts.clear()
+        # under requires.network: none the proxy still runs, to refuse each host by name
         return executables, [egress.Allowed.parse(h) for h in hosts]
 
     # -- the end of the run ------------------------------------------------------------------
