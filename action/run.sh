@@ -9,6 +9,7 @@
 #   RUNTIME_ACTION_INSTALL      pip requirement to install (default: this checkout)
 #   RUNTIME_ACTION_ARGS         extra arguments for `capability execute` (split on spaces)
 #   RUNTIME_ACTION_SKIP_INSTALL=1  use the `runtime` already on PATH (tests)
+#   RUNTIME_ACTION_SETUP_CONFINEMENT  "true": make confinement work on the runner first
 #   GITHUB_OUTPUT, GITHUB_ACTION_PATH  set by GitHub Actions
 #
 # The inputs become `--input name=value` words through action/inputs.py, which writes
@@ -25,6 +26,22 @@ if [ "${RUNTIME_ACTION_SKIP_INSTALL:-}" != "1" ]; then
   python3 -m venv "$venv" || exit 2
   "$venv/bin/pip" install --quiet "${RUNTIME_ACTION_INSTALL:-$action_path}" || exit 2
   PATH="$venv/bin:$PATH"
+fi
+
+# Steps that start a program run confined or not at all (bubblewrap and Landlock). A
+# GitHub-hosted Ubuntu runner lacks bubblewrap, and Ubuntu 24.04 lets AppArmor refuse the
+# unprivileged user namespaces it needs: with passwordless sudo (hosted runners have it)
+# both are set up here. Elsewhere nothing is changed; `runtime doctor` says what is missing.
+if [ "${RUNTIME_ACTION_SETUP_CONFINEMENT:-true}" = "true" ] && [ "$(uname -s)" = Linux ] \
+  && sudo -n true 2>/dev/null; then
+  if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    sudo -n apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 \
+      || { sudo -n apt-get update -qq >/dev/null 2>&1 \
+           && sudo -n apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1; }
+  fi
+  if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
+    sudo -n sysctl -qw kernel.apparmor_restrict_unprivileged_userns=0 || true
+  fi
 fi
 
 result_file="$(mktemp)"

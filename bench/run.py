@@ -381,8 +381,15 @@ for _ in range(int(sys.argv[1])):
 """
 
 
-def started_true(cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """How the runtime starts `true` for a step run from ``cwd`` (its argv and environment)."""
+def started_true(
+    cwd: Path, env: dict[str, str], *, guarded: bool = True
+) -> tuple[list[str], dict[str, str]]:
+    """How the runtime starts `true` for a step run from ``cwd`` (its argv and environment);
+    ``guarded=False``: bubblewrap alone, without the Landlock step inside (what the kernel
+    layer of issue 27 adds to a step is the difference)."""
+    from dataclasses import replace
+
+    from runtime.execute import sandbox
     from runtime.execute.launch import for_run
     from runtime.workspace import Workspace
 
@@ -390,7 +397,11 @@ def started_true(cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, s
     true = shutil.which("true", path=env.get("PATH")) or "/bin/true"
     names = Workspace(environ=env, cwd=cwd).policy.binary_environment
     child = {k: env[k] for k in names if k in env}
-    return launcher.command([true], child, network=True)
+    argv, child = launcher.command([true], child)
+    if guarded or not launcher.confined or launcher.availability.bwrap is None:
+        return argv, child
+    spec = replace(launcher.base, extra_read_files=(os.path.realpath(true),))
+    return sandbox.command(launcher.availability.bwrap, [true], spec), child
 
 
 def _marginal(samples: dict[str, list[float]], big: str, small: str, extra: int) -> float:
@@ -582,8 +593,19 @@ def fig_execute_binary(ws: Workspace, cfg: Config) -> list[Figure]:
             [PYTHON, "-c", TRUE_LOOP, str(steps)], env=ws.env_with_home(), cwd=ws.folder("bare")
         )
 
+    def unguarded_loop(steps: int) -> float:
+        cwd = ws.folder("unguarded")
+        env = ws.env_with_home()
+        env["BENCH_STARTED"] = json.dumps(started_true(cwd, env, guarded=False))
+        return timed([PYTHON, "-c", STARTED_LOOP, str(steps)], env=env, cwd=cwd)
+
     samples = _marginal_samples(
-        n, cfg.binary_reps, runtime_exec, "python", python_loop, {"bare": bare_loop}
+        n,
+        cfg.binary_reps,
+        runtime_exec,
+        "python",
+        python_loop,
+        {"bare": bare_loop, "unguarded": unguarded_loop},
     )
     fig = _marginal_figure(
         new_figure("6"), samples, "python", n, 1.6, f"{n} vs 1 steps / iterations"
@@ -592,6 +614,12 @@ def fig_execute_binary(ws: Workspace, cfg: Config) -> list[Figure]:
     fig.notes.append(
         "reference: `true` started as the runtime starts a step's program here"
         + (" (under bubblewrap)" if "bwrap" in os.path.basename(argv[0]) else " (not confined)")
+    )
+    unguarded = _marginal(samples, f"unguarded-{n}", "unguarded-1", n - 1)
+    guarded = _marginal(samples, f"python-{n}", "python-1", n - 1)
+    fig.notes.append(
+        f"the Landlock step inside the sandbox: {(guarded - unguarded) * 1000:.2f} ms a step "
+        f"(bubblewrap alone {unguarded * 1000:.2f} ms, with it {guarded * 1000:.2f} ms)"
     )
     bare = _marginal(samples, f"bare-{n}", "bare-1", n - 1)
     if bare > 0:

@@ -1,16 +1,19 @@
 """How the engine starts a step's program: confined where the system allows it.
 
-One :class:`Launcher` per run. With bubblewrap usable (:mod:`runtime.execute.sandbox`)
-every program a step starts -- an allow-listed binary, or gh for a provider
-operation -- runs confined: it reads only the policy's system paths and
-roots, writes only its write roots and a private temporary folder
-(``TMPDIR``), never Runtime Home or the policy file, sees only its own
-processes, has no network under ``network: none``, and dies with its step
-(and with the runtime, if the runtime is killed).
+One :class:`Launcher` per run. With bubblewrap and Landlock usable
+(:mod:`runtime.execute.sandbox`) every program a step starts -- an
+allow-listed binary, or gh for a provider operation -- runs confined: it
+reads only the policy's system paths and roots, writes only its write roots
+and a private temporary folder (``TMPDIR``), never Runtime Home or the policy
+file, sees only its own processes, executes only itself and the helpers it is
+given, reaches the network only through the proxy it is given, and dies with
+its step (and with the runtime, if the runtime is killed).
 
 Without confinement (macOS, an old kernel, user namespaces turned off) the
-other layers still hold (binding as authored, the policy, hardened git,
-protected paths), and the runtime does what an unprivileged process can:
+policy station refuses such steps, unless a policy allows them to run
+unconfined (``allow_unconfined: true``). Then the other layers still hold
+(binding as authored, the policy, hardened git, protected paths), and the
+runtime does what an unprivileged process can:
 
 * each program is started through ``setpriv --pdeathsig KILL`` (util-linux)
   where it exists, so a SIGKILLed runtime takes the step's program with it;
@@ -22,8 +25,7 @@ The runtime is a subreaper in both cases: confined, bubblewrap's helper in the
 step's process group often ends just after the program, and as the runtime's
 child it is reaped at once instead of waiting for init.
 
-Preflight and ``runtime doctor`` say which of the two applies; a policy with
-``require_confinement: true`` refuses binary steps where confinement is missing.
+Preflight and ``runtime doctor`` say which of the two applies, layer by layer.
 """
 
 from __future__ import annotations

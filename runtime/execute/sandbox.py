@@ -11,8 +11,14 @@ What it gives a binary step
   it exits the kernel kills every process left in it, so a double-forked
   ``--detach`` daemon cannot outlive the step. ``--die-with-parent`` does the
   same when the runtime itself is SIGKILLed.
-- ``network: none`` is a new, empty network namespace (``--unshare-net``, part
-  of ``--unshare-all``): not even loopback reaches the host.
+- A network namespace of its own, always (``--unshare-net``, part of
+  ``--unshare-all``): not even loopback reaches the host, nor do the host's
+  abstract unix sockets. A step that may reach hosts does so through the
+  egress proxy (:mod:`runtime.execute.egress`), whose unix socket is bound in.
+- Landlock, applied last: the program runs through a :class:`Guard`, the code
+  of :mod:`runtime.execute.inside`, which restricts what can be executed (and
+  TCP connects, abstract sockets and signals) just before ``execve``. What the
+  program may execute is bound read-only, so nothing writable is executable.
 - Read-only overlays: Runtime Home and the user's policy file stay read-only
   even when they lie under a write root.
 - ``--cap-drop ALL``: no capability survives, even when runtime runs as root.
@@ -23,23 +29,26 @@ What it gives a binary step
   own with stdin from /dev/null, so the program has no controlling terminal
   to inject keystrokes into (TIOCSTI) either way.
 
-Why bubblewrap and not Landlock
--------------------------------
-Landlock, the alternative studied, only ever adds allowed trees: it cannot
-carve a read-only hole (Runtime Home) out of a writable tree, nor hide other
-processes' ``/proc`` entries, nor kill a daemon that escaped the process group.
-bubblewrap does all of this with namespaces and needs no privileges where
-unprivileged user namespaces are allowed (Debian, Fedora, most CI runners).
-Its cost, a few milliseconds per program started (bench figure 6, measured
-against an unconfined loop), is not felt next to the programs steps run.
+Why bubblewrap and Landlock
+---------------------------
+Landlock alone only ever adds allowed trees: it cannot carve a read-only hole
+(Runtime Home) out of a writable tree, nor hide other processes' ``/proc``
+entries, nor kill a daemon that escaped the process group. bubblewrap does all
+of this with namespaces and needs no privileges where unprivileged user
+namespaces are allowed (Debian, Fedora, most CI runners). What bubblewrap
+cannot do is decide what may be executed: Landlock's ``EXECUTE`` right does,
+per file and folder, and it must come after bubblewrap (a Landlock domain may
+not mount). Their cost, a few milliseconds per program for bubblewrap and a
+Python start for the Landlock step (bench figure 6), is not felt next to the
+programs steps run.
 
 The command line, and why its order matters
 -------------------------------------------
 bwrap applies mounts in the order given, and a later mount hides whatever an
 earlier one put at or below the same path. :func:`command` therefore emits:
 
-1. namespaces and hardening: ``--unshare-all`` (``--share-net`` when network
-   is allowed), ``--die-with-parent``, ``--cap-drop ALL``;
+1. namespaces and hardening: ``--unshare-all``, ``--die-with-parent``,
+   ``--cap-drop ALL``;
 2. system folders, read-only, shallow before deep; a host path that is a
    symlink (merged-/usr: ``/bin -> usr/bin``) becomes the same symlink inside,
    since binding it would duplicate a tree instead of reproducing the layout;
@@ -57,8 +66,10 @@ earlier one put at or below the same path. :func:`command` therefore emits:
    it keeps the command line stable and readable;
 7. single extra files read-only (the binary's own real path outside the system
    folders, a CA bundle...), unless a mount above already shows them;
-8. protected paths read-only, last, so they win over any write root above them;
-9. ``--chdir cwd``, ``--`` and the program.
+8. the guard's interpreter installation and the proxy's socket, read-only;
+9. protected paths read-only, last, so they win over any write root above them
+   (with a guard: also its interpreter and every file it lets be executed);
+10. ``--chdir cwd``, ``--`` and the program (behind the guard's command line).
 
 Roots and files use the ``-try`` variants, so a root missing on this machine is
 skipped instead of failing the step. A protected path uses the plain
