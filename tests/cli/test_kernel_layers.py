@@ -219,7 +219,9 @@ def test_host_abstract_unix_sockets_are_out_of_reach(
             "PATH": f"{probe.parent}:{os.environ.get('PATH', '')}",
             **policy(tmp_path, "allowed_binaries: [connect]\n" + admit_python("connect")),
         }
-        result = cli("capability", "execute", cap(work, steps("connect\n    args: []")), extra_env=env)
+        result = cli(
+            "capability", "execute", cap(work, steps("connect\n    args: []")), extra_env=env
+        )
         assert result.code == 0, result.stdout + result.stderr
         assert result.stdout.startswith("refused"), result.stdout
 
