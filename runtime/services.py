@@ -28,6 +28,7 @@ from runtime.redact import Redactor
 
 if TYPE_CHECKING:
     from runtime.execute.launch import Launcher
+    from runtime.execute.profiles import ProgramAccess
     from runtime.home.auth import AuthEngine
     from runtime.home.contexts import ContextStore
     from runtime.plan.network import NetworkRule
@@ -167,10 +168,12 @@ class RunServices:
         from runtime.execute.process import ProcessStartError, run_process
 
         launcher = self.launcher
-        executables: list[str] = []
+        executables: tuple[str, ...] = ()
         allowed: list[egress.Allowed] = []
         if launcher.confined:
-            executables, allowed = self._access(argv[0])
+            found = self._access(argv[0])
+            executables = found.executables
+            allowed = [egress.Allowed.parse(host) for host in found.hosts]
         # confined, the step's PID namespace ends with it; unconfined, what it leaves behind
         # is found among our children (we are a subreaper) and killed
         before = set() if launcher.confined else children()
@@ -205,53 +208,31 @@ class RunServices:
         allowed, reason = self.network.check(host, resolve=True)
         return None if allowed else f"{reason} (the capability declares {self.network.describe()})"
 
-    def _access(self, program: str) -> tuple[list[str], list[Any]]:
-        """What a confined ``program`` may execute besides itself, and the hosts it may reach:
-        its profile's (and those of the programs it runs), and the policy's."""
+    def _access(self, program: str) -> ProgramAccess:
+        """What a confined ``program`` may execute besides itself, and the hosts it may reach
+        (:func:`runtime.execute.profiles.access`), found once per run."""
+        from runtime.execute.profiles import access
+
         known = self.state(_Accesses)
         if program not in known:
-            known[program] = self._find_access(program)
+            policy = self.workspace.policy
+            known[program] = access(
+                program,
+                declared=self.workspace.registry.program_profiles(),
+                path=self.workspace.path,
+                admitted=policy.admitted_helpers,
+                named_hosts=policy.binary_hosts,
+                credential_hosts=self._credential_hosts,
+            )
         return known[program]
 
-    def _find_access(self, program: str) -> tuple[list[str], list[Any]]:
-        import shutil
-
-        from runtime.execute import egress
-        from runtime.execute.profiles import profile
-
-        policy = self.workspace.policy
-        declared = self.workspace.registry.program_profiles()
-        kinds = self.auth.kinds()
-        # what the policy admits for the step's own program, for all it runs (one domain):
-        # git's admitted shell is not gh's, whose git holds the token
-        executables: list[str] = list(policy.admitted_helpers.get(os.path.basename(program), {}))
-        hosts: dict[str, None] = {}
-        seen: set[str] = set()
-        pending = [(os.path.basename(program), program)]
-        while pending:
-            name, path = pending.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            executables.append(path)
-            found = profile(name, declared)
-            folder = os.path.dirname(os.path.realpath(path))
-            for helpers in found.helper_dirs:
-                where = os.path.normpath(os.path.join(folder, helpers))
-                if os.path.isdir(where):
-                    executables.append(where)
-            for credential in found.hosts_of:
-                if credential in kinds:  # else no provider declares it
-                    host = self.auth.default_host(credential)
-                    aliases = kinds[credential].host_aliases
-                    hosts.update(dict.fromkeys((host, *(aliases(host) if aliases else ()))))
-            hosts.update(dict.fromkeys(policy.binary_hosts.get(name, {})))
-            for other in found.runs:
-                located = shutil.which(other, path=self.workspace.path)
-                if located is not None:
-                    pending.append((other, located))
-        # under requires.network: none the proxy still runs, to refuse each host by name
-        return executables, [egress.Allowed.parse(h) for h in hosts]
+    def _credential_hosts(self, credential: str) -> tuple[str, ...]:
+        """The host a credential is for in this run, and the names its programs use for it."""
+        kind = self.auth.kinds().get(credential)
+        if kind is None:  # no provider declares it
+            return ()
+        host = self.auth.default_host(credential)
+        return (host, *(kind.host_aliases(host) if kind.host_aliases else ()))
 
     # -- the end of the run ------------------------------------------------------------------
     def close(self) -> None:
@@ -261,7 +242,7 @@ class RunServices:
                 closer()
 
 
-class _Accesses(dict[str, tuple[list[str], list[Any]]]):
+class _Accesses(dict[str, "ProgramAccess"]):
     """What each program may execute and reach, found once per run (RunServices.state)."""
 
 
