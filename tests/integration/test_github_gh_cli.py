@@ -577,3 +577,79 @@ def test_the_git_gh_starts_reads_no_user_configuration(
     assert "/api/graphql" in [r.path for r in gh.requests]
     assert f"https://{host}/acme/app.git" in result.stdout + result.stderr
     assert not canary.exists()
+
+
+# ------------------------------------------------------- the args gh hands to git clone
+
+
+@pytest.mark.parametrize("how", ["written", "inputs", "typed"])
+def test_git_clone_flags_after_ghs_separator_are_decided_before_anything_runs(
+    run: Callable[..., Result], gh: GitHubDouble, host: str, work: Path, how: str
+) -> None:
+    """`gh repo clone REPO DIR -- FLAGS` runs `git clone FLAGS URL DIR`: a --config that
+    allows ext:: and rewrites the URL to one would run a shell in a git that holds gh's
+    token. Refused as a git step's `git clone --config=...` is, before gh runs."""
+    canary = work / "CANARY"
+    flags = [
+        "--config=protocol.ext.allow=always",
+        f"--config=url.ext::sh -c touch% {canary}% #.insteadOf=https://{host}/",
+    ]
+    if how == "typed":
+        result = run("command", "run", "gh", "repo", "clone", "acme/app", "dst", "--", *flags)
+        code = 3
+    else:
+        inputs: list[str] = []
+        if how == "written":
+            args = ", ".join(json.dumps(flag) for flag in flags)
+            head = ""
+            code = 3
+        else:  # two inputs after an authored `--`: git's options again
+            args = '"${a}", "${b}"'
+            head = "inputs:\n  a:\n    required: true\n  b:\n    required: true\n"
+            inputs = ["--input", f"a={flags[0]}", "--input", f"b={flags[1]}"]
+            code = 2
+        cap = write(
+            work / "clone.md",
+            capability(
+                f"version: v1\n{head}workflow:\n"
+                f"  - binary: gh\n    args: [repo, clone, acme/app, dst, --, {args}]\n"
+            ),
+        )
+        result = run("capability", "execute", str(cap), *inputs)
+    assert result.code == code, result.stdout + result.stderr
+    text = result.stdout + result.stderr
+    assert "nothing ran" in text, text
+    if code == 3:
+        assert "denied_arguments: git --config" in text
+        assert "gh repo clone runs `git clone" in text
+    else:
+        assert "input 'a', 'b' would become an option" in text
+        assert "git clone, which gh hands the args after its `--`" in text
+    assert gh.requests == []
+    assert not canary.exists() and not (work / "dst").exists()
+
+
+def test_an_ordinary_gh_clone_with_git_flags_still_runs(
+    run: Callable[..., Result], fake_git: tuple[dict[str, str], Path], work: Path
+) -> None:
+    """Decided as git's, harmless git clone flags go through (a fake git records them), and
+    an input after gh's `--` that is no option: the directory, which gh puts last."""
+    path_env, record = fake_git
+    cap = write(
+        work / "clone.md",
+        capability(
+            "version: v1\ninputs:\n  where:\n    required: true\nworkflow:\n"
+            "  - binary: gh\n"
+            '    args: [repo, clone, acme/app, --, "${where}", --depth=1, --single-branch]\n'
+        ),
+    )
+    result = run("capability", "execute", str(cap), "--input", "where=dst", extra_env=path_env)
+    assert result.code == 1, result.stdout + result.stderr  # the fake git fails
+    (clone,) = [r for r in records(record) if "clone" in r["argv"]]
+    after = clone["argv"][clone["argv"].index("clone") :]
+    assert after[:3] == ["clone", "--depth=1", "--single-branch"]
+    assert after[3].endswith("/acme/app.git") and after[4:] == ["dst"]
+    # the same input as an option is refused: git would read it as one
+    refused = run("capability", "execute", str(cap), "--input", "where=--bare", extra_env=path_env)
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert len([r for r in records(record) if "clone" in r["argv"]]) == 1
