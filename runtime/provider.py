@@ -874,8 +874,11 @@ class RunContext(Protocol):
     ) -> ProgramResult:
         """Run ``argv`` (argv[0] absolute) as the engine runs every program: confined
         where the system allows it, in a process group of its own, bounded in time and
-        memory, its output streamed redacted. Raises :class:`StepError` if it cannot
-        start."""
+        memory, its output streamed redacted. ``environ`` gets hardened git on top (the
+        engine's ``GIT_*`` variables win over its own): any git the program starts, as
+        gh starts one for ``repo clone`` or to read a checkout's remotes, reads no
+        system or global configuration and runs no program that configuration names.
+        Raises :class:`StepError` if it cannot start."""
         ...
 
 

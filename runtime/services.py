@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -174,6 +175,8 @@ class RunServices:
             found = self._access(argv[0])
             executables = found.executables
             allowed = [egress.Allowed.parse(host) for host in found.hosts]
+        # whichever program this is, any git it starts (gh's clone, a hook's) is hardened
+        environ = {**environ, **self.git_environment(argv[0], environ)}
         # confined, the step's PID namespace ends with it; unconfined, what it leaves behind
         # is found among our children (we are a subreaper) and killed
         before = set() if launcher.confined else children()
@@ -234,6 +237,23 @@ class RunServices:
         host = self.auth.default_host(credential)
         return (host, *(kind.host_aliases(host) if kind.host_aliases else ()))
 
+    def git_environment(self, program: str, environ: Mapping[str, str]) -> dict[str, str]:
+        """The variables that harden every git ``program`` starts, itself included
+        (:mod:`runtime.execute.githarden`): made once per run and per git, with the
+        identity that git reads from the user's global configuration. The git is
+        ``program`` when it is git, else the one on ``environ``'s PATH (the one the
+        program would start); with none, the hardening carries no identity."""
+        from runtime.execute.githarden import git_environment, read_identity
+
+        is_git = "git" in (os.path.basename(program), os.path.basename(os.path.realpath(program)))
+        git = program if is_git else shutil.which("git", path=environ.get("PATH", ""))
+        known = self.state(_GitEnvironments)
+        key = git or ""
+        if key not in known:
+            identity = read_identity(git, self.environ) if git else {}
+            known[key] = git_environment(identity, hooks=self.workspace.policy.git_hooks[0])
+        return dict(known[key])
+
     # -- the end of the run ------------------------------------------------------------------
     def close(self) -> None:
         while self._closers:
@@ -244,6 +264,10 @@ class RunServices:
 
 class _Accesses(dict[str, "ProgramAccess"]):
     """What each program may execute and reach, found once per run (RunServices.state)."""
+
+
+class _GitEnvironments(dict[str, dict[str, str]]):
+    """The hardened git environment per git program, made once per run."""
 
 
 def _stop_reaping() -> None:

@@ -27,7 +27,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -381,6 +381,7 @@ def _walk_error(
 
 PROTECTED_HOME = "protected path: Runtime Home"
 PROTECTED_GIT = "protected path: .git"
+PROTECTED_REPOSITORY = "protected path: git repository"
 PROTECTED_POLICY = "protected path: policy file"
 
 # Code points HFS+ ignores in names (git's is_hfs_dotgit skips them too): ".g\u200cit" is ".git".
@@ -405,10 +406,15 @@ def protected_refusal(
 ) -> tuple[str, PolicyRefusal] | None:
     """The rule and refusal when a write would touch a protected path, else ``None``.
 
-    Refused: anything at or inside Runtime Home, the user policy file, and
+    Refused: anything at or inside Runtime Home, the user policy file,
     anything at or inside a path component named ``.git`` (a folder, or a
     gitfile ``gitdir: ...``) in the real path or in the path as given (a
-    symbolic link named ``.git`` is taken for one by git).
+    symbolic link named ``.git`` is taken for one by git), and anything at or
+    inside a folder that git takes for a repository's metadata whatever its
+    name (:func:`git_directory`: a bare repository, the folder a gitfile or
+    a worktree points to), or that the write would make one. That is looked
+    up on the file system when asked, so a repository an earlier step of the
+    run created (``git init --bare far``) is one when the files step runs.
     """
     given = confined.given
     resolved = os.fspath(confined.resolved)
@@ -445,6 +451,62 @@ def protected_refusal(
             hint="change a repository with `git` steps; write files in its working tree, "
             "not under .git",
         )
+    found = _repository_around(resolved)
+    if found is not None:
+        folder, relation = found
+        if relation == "would make":
+            said = f"would make {folder!r} a git repository (HEAD, objects and refs together)"
+        else:
+            said = f"{relation} {folder!r}, a git repository (it holds HEAD, objects and refs)"
+        return PROTECTED_REPOSITORY, PolicyRefusal(
+            f"refused: {given!r} {said}, which capabilities never write: its config and "
+            "hooks name programs git runs, even for a push from another repository",
+            hint="change a repository with `git` steps; write files outside it",
+        )
+    return None
+
+
+# What makes a folder a repository's metadata to git (setup.c, is_git_directory): HEAD,
+# and objects/ and refs/ folders -- or a commondir file naming where those are (a
+# worktree's metadata).
+_HEAD, _OBJECTS, _REFS, _COMMONDIR = "HEAD", "objects", "refs", "commondir"
+_MARKS = tuple(name.casefold() for name in (_HEAD, _OBJECTS, _REFS, _COMMONDIR))
+
+
+def git_directory(folder: str, adding: str | None = None) -> bool:
+    """Whether git takes ``folder`` for a repository's metadata (``.git``, or a bare
+    repository), as ``is_git_directory`` does: it holds ``HEAD`` and either ``objects``
+    and ``refs`` folders or a ``commondir`` file. With ``adding``, whether it would once
+    an entry of that name is made in it (compared case-insensitively: a case-insensitive
+    file system takes ``head`` for ``HEAD``). ``HEAD`` is not read: any entry counts."""
+    added = adding.casefold() if adding is not None else None
+
+    def has(name: str, check: Callable[[str], bool]) -> bool:
+        return added == name.casefold() or check(os.path.join(folder, name))
+
+    if not has(_HEAD, os.path.lexists):
+        return False
+    if has(_COMMONDIR, os.path.isfile):
+        return True
+    return has(_OBJECTS, os.path.isdir) and has(_REFS, os.path.isdir)
+
+
+def _repository_around(resolved: str) -> tuple[str, str] | None:
+    """The repository folder ``resolved`` is (``"is"``) or is inside (``"is inside"``),
+    the nearest first, or the one writing ``resolved`` would make of its parent
+    (``"would make"``); None when there is none. Every folder up to ``/`` is looked at:
+    a root may itself lie inside a repository."""
+    path, relation = resolved, "is"
+    while True:
+        if git_directory(path):
+            return path, relation
+        up = os.path.dirname(path)
+        if up == path:
+            break
+        path, relation = up, "is inside"
+    parent, name = os.path.split(resolved)
+    if name.casefold() in _MARKS and git_directory(parent, adding=name):
+        return parent, "would make"
     return None
 
 

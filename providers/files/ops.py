@@ -7,8 +7,9 @@ relative to a directory descriptor and never follows a symbolic link.
 
 Writes never touch a protected path, whatever the roots say
 (:func:`providers.files.confine.protected_refusal`: Runtime Home, the user
-policy file, ``.git``); :func:`guard` checks it at plan time and again when
-the step runs.
+policy file, ``.git`` and any other git repository, bare ones included); it
+is checked at plan time and again when the step runs, on the file system as
+it is then (an earlier step may have made a repository).
 
 Writes are atomic: the new content goes to a temporary file in the same
 folder, is flushed to disk and renamed over the target. Writers of one

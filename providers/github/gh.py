@@ -7,7 +7,8 @@ host in ``GH_HOST``, and an empty ``GH_CONFIG_DIR`` of its own, so the
 caller's gh login, aliases and extensions are never used. The token is never
 in argv. The operation's own flags pass through verbatim. gh runs as every
 step's program runs (:meth:`StepEnvironment.run_program`): confined where the
-system allows it.
+system allows it, and with the engine's hardened git for the git it starts
+(``git remote``, ``git status``, ``git push`` in a checkout).
 """
 
 from __future__ import annotations

@@ -2,17 +2,18 @@
 
 The program gets the policy's allow-listed variables and only the
 credentials mapped to it (the provider that declares the credential says how
-a program receives it); git also gets the hardened configuration of
-:mod:`runtime.execute.githarden` (no system or global config but the user's
+a program receives it). It runs as every step's program runs
+(:meth:`RunServices.run_program`): confined where the system allows it, and
+with the hardened configuration of :mod:`runtime.execute.githarden` for any
+git it starts, itself included (no system or global config but the user's
 identity, no program started by repository configuration, hooks off unless
-the policy turns them on). It runs as every step's program runs
-(:meth:`RunServices.run_program`): confined where the system allows it.
+the policy turns them on): ``git`` itself, the git ``gh repo clone`` runs, or
+one a user-allowed build tool starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 
 from runtime.provider import ProgramResult, StepEnvironment, StepOutcome
 from runtime.services import RunServices
@@ -28,34 +29,12 @@ def child_environment(
 ) -> dict[str, str]:
     """The policy's allow-listed variables, plus only the credentials mapped to this binary."""
     child = services.program_environment()
-    if _is_git(binary, path):
-        child.update(git_environment(services, path))
     if credential is not None and config_dir is not None:
         auth = services.auth
         child.update(
             auth.program_environment(credential, host or auth.default_host(credential), config_dir)
         )
     return child
-
-
-def _is_git(binary: str, path: str) -> bool:
-    return binary == "git" or os.path.basename(os.path.realpath(path)) == "git"
-
-
-class _GitEnvironments(dict[str, dict[str, str]]):
-    """The hardened environment per git program, made once per run (RunServices.state)."""
-
-
-def git_environment(services: RunServices, git: str) -> dict[str, str]:
-    """The hardened git configuration for this run (the identity is read once per run)."""
-    from runtime.execute.githarden import git_environment as hardened
-    from runtime.execute.githarden import read_identity
-
-    known = services.state(_GitEnvironments)
-    if git not in known:
-        identity = read_identity(git, services.environ)
-        known[git] = hardened(identity, hooks=services.workspace.policy.git_hooks[0])
-    return known[git]
 
 
 def run_binary(

@@ -19,10 +19,32 @@ in many places. :func:`git_environment` returns the variables to add to git's
   close what a command-line value cannot (``GIT_PAGER``, ``GIT_ASKPASS``,
   ``GIT_PROXY_COMMAND``, ``GIT_ALLOW_PROTOCOL``...).
 
+The engine gives these variables to EVERY program a step starts
+(``RunServices.run_program``), not only to ``git`` itself: whatever starts a
+git (gh for ``repo clone``, ``pr create`` or to read a checkout's remotes; a
+build tool a user policy allows) hands its environment on, so that git is
+hardened too. Programs that are not git ignore them.
+
 Everything is declared once, in :data:`HARDENING` (key, value, why): a key with
 a dot is a configuration key, an upper-case key is an environment variable.
 Each claim below was checked against git 2.39 by experiment (see
-``tests/integration/test_git_hardening.py``).
+``tests/integration/test_git_hardening.py``); the list of settings was
+re-derived from ``git help -c`` (git-config(1)) of that version.
+
+Covered, one setting each (see :data:`HARDENING` for the value and why)
+----------------------------------------------------------------------
+``core.fsmonitor``, ``core.hooksPath`` (unless the policy allows hooks),
+``core.pager``, ``core.editor``, ``sequence.editor``, ``core.askPass``,
+``core.sshCommand``, ``core.alternateRefsCommand``, ``credential.helper``,
+the signing programs (``gpg.program``, ``gpg.<format>.program``,
+``gpg.ssh.defaultKeyCommand``) and what runs them unasked
+(``commit.gpgSign``, ``tag.gpgSign``, ``tag.forceSignAnnotated``,
+``push.gpgSign``, ``log.showSignature``, ``merge.verifySignatures``),
+``interactive.diffFilter``, ``tar.tgz.command`` / ``tar.tar.gz.command``,
+``help.format`` / ``help.autoCorrect``, ``protocol.ext.allow`` /
+``protocol.fd.allow``, and for lifetime and discovery
+``safe.bareRepository``, ``gc.auto``, ``maintenance.auto``,
+``clean.requireForce``.
 
 How the settings that cannot be named one by one are covered
 -------------------------------------------------------------
@@ -30,32 +52,21 @@ How the settings that cannot be named one by one are covered
   before ``pager.<cmd>`` and ``core.pager``, and ``cat`` means "no pager".
   Besides, git starts a pager only when stdout is a terminal, which a step's
   stdout never is.
-* ``alias.<name>`` (``!cmd`` runs a shell): NOT covered here. git never lets an
-  alias shadow a builtin nor a ``git-<name>`` program on PATH, so an alias is
-  reached only through a subcommand name git does not know; the policy's
-  subcommand allow-list is what keeps aliases unreachable. ``help.autoCorrect``
-  is pinned so that a mistyped subcommand is never "corrected" into an alias.
-* ``diff.external``: NOT covered. git 2.39 has no value that switches it off:
-  an empty value (in configuration or ``GIT_EXTERNAL_DIFF``) makes every
-  ``git diff`` die with "cannot run". It is used only by porcelain
-  ``git diff`` producing a patch (not ``--stat``/``--name-only``/``--quiet``,
-  not ``log -p``/``show`` without ``--ext-diff``); ``--no-ext-diff`` disables it.
-* ``diff.<driver>.command`` / ``diff.<driver>.textconv``,
-  ``merge.<driver>.driver``, ``filter.<driver>.clean|smudge|process``: NOT
-  covered (driver names are free). They need both a definition in repository
-  configuration and a ``.gitattributes`` line selecting the driver.
-* ``remote.<name>.uploadpack`` / ``receivepack``: NOT covered (remote names
-  are free; a ``[remote "<url>"]`` section even applies to a bare URL). For
-  ``ssh://`` they run on the server; for local paths and ``file://`` git runs
-  them locally through the shell. ``--upload-pack``/``--receive-pack``/``--exec``
-  options are the policy's business.
-* ``submodule.<name>.update = !cmd`` (``git submodule update``),
-  ``sendemail.*``, ``imap.tunnel``, ``mergetool.*``/``difftool.*``,
-  ``browser.<tool>.cmd``/``web.browser`` (``git web--browse``, ``instaweb``),
-  custom ``tar.<format>.command`` (``git archive --format=<format>`` or
-  ``-o name.<format>``): NOT covered; each needs a specific subcommand or
-  option that the policy must not allow. ``git help``/``--help`` (man viewers,
-  browsers) are made to fail by an invalid ``help.format``.
+* ``protocol.allow``, ``protocol.<name>.allow``, and what reaches a transport
+  by another road (``url.<base>.insteadOf`` / ``pushInsteadOf`` rewriting a
+  URL to ``ext::`` or ``fd::``, ``remote.<name>.vcs`` naming a remote helper
+  ``git-remote-<vcs>``): ``GIT_ALLOW_PROTOCOL`` overrides every protocol
+  setting, so only file, git, http, https and ssh are used, whatever any
+  configuration (the repository's, an included file's, ``clone --config``'s)
+  allows.
+* ``credential.<url>.helper``: the empty ``credential.helper``, read last,
+  resets the whole list of helpers, URL-scoped ones too. (gh adds its own
+  helper with ``-c`` after ours, for its host only: that one is gh's.)
+* ``include.path`` / ``includeIf.<condition>.path``: what a repository's
+  configuration includes is read in the including file's scope, before the
+  command line, so every override here still wins over it; the system and
+  global files, whose includes could name programs in protected scope, are
+  not read at all.
 * ``uploadpack.packObjectsHook`` needs nothing: git reads it only from
   "protected" configuration (system, global, command line), never from a
   repository, and the first two are /dev/null here. It cannot be set to a
@@ -64,25 +75,81 @@ How the settings that cannot be named one by one are covered
   key), so a command-line value cannot override a repository's; an empty
   ``GIT_PROXY_COMMAND`` is consulted first and switches it off.
 
-Residual risks (the operating-system confinement of layer 5 is the backstop)
---------------------------------------------------------------------------
-* The NOT covered settings above, for whoever can write repository config.
-* Local transport drops our overrides on the far side: for a local path or
-  ``file://`` URL git starts ``git-upload-pack``/``git-receive-pack`` in the
-  other repository with ``GIT_CONFIG_COUNT`` (and ``GIT_CONFIG_PARAMETERS``)
-  unset, on purpose ("another repository"). Pushing into a local repository
-  therefore runs ITS hooks, ``core.alternateRefsCommand``, ``receive.autogc``
-  and so on. The environment-variable entries (no system/global config,
-  ``GIT_PAGER``, ``GIT_ASKPASS``, ``GIT_ALLOW_PROTOCOL``...) do survive.
-  Dropping ``file`` from ``GIT_ALLOW_PROTOCOL`` would close this, at the price
-  of every local clone, fetch and push.
+NOT covered (layers 1 to 3 and the operating system must hold them)
+--------------------------------------------------------------------
+* ``alias.<name>`` (``!cmd`` runs a shell): git never lets an alias shadow a
+  builtin nor a ``git-<name>`` program on PATH, so an alias is reached only
+  through a subcommand name git does not know; the policy's subcommand
+  allow-list is what keeps aliases unreachable. ``help.autoCorrect`` is
+  pinned so that a mistyped subcommand is never "corrected" into an alias.
+* ``diff.external``: git 2.39 has no value that switches it off: an empty
+  value (in configuration or ``GIT_EXTERNAL_DIFF``) makes every ``git diff``
+  die with "cannot run". It is used only by porcelain ``git diff`` producing a
+  patch (not ``--stat``/``--name-only``/``--quiet``, not ``log -p``/``show``
+  without ``--ext-diff``); ``--no-ext-diff`` disables it.
+* drivers: ``diff.<driver>.command`` / ``diff.<driver>.textconv``,
+  ``merge.<driver>.driver``, ``filter.<driver>.clean|smudge|process`` (driver
+  names are free). They need both a definition in repository configuration
+  and an attributes line selecting the driver (``.gitattributes``,
+  ``.git/info/attributes``, or a file ``core.attributesFile`` names).
+* ``remote.<name>.uploadpack`` / ``receivepack`` (remote names are free; a
+  ``[remote "<url>"]`` section even applies to a bare URL). For ``ssh://``
+  they run on the server; for local paths and ``file://`` git runs them
+  locally through the shell. ``--upload-pack``/``--receive-pack``/``--exec``
+  options are the policy's business.
+* ``submodule.<name>.update = !cmd`` (``git submodule update``),
+  ``sendemail.*``, ``imap.tunnel``, ``mergetool.*``/``difftool.*``,
+  ``guitool.*``, ``browser.<tool>.cmd``/``web.browser`` (``git web--browse``,
+  ``instaweb``), custom ``tar.<format>.command`` (``git archive
+  --format=<format>`` or ``-o name.<format>``): each needs a specific
+  subcommand or option that the policy must not allow. ``git help``/``--help``
+  (man viewers, browsers) are made to fail by an invalid ``help.format``.
+* ``init.templateDir`` in a repository's configuration: ``git init`` run again
+  in that repository copies the template's hooks into it. They run only where
+  hooks run (a policy's ``git_hooks: true``, or the other side of a local
+  push, below).
+
+The other repository of a local transport
+-----------------------------------------
+For a local path or ``file://`` URL, git starts ``git-upload-pack`` /
+``git-receive-pack`` in the other repository with ``GIT_CONFIG_COUNT`` and
+``GIT_CONFIG_PARAMETERS`` unset, on purpose ("another repository": git's
+``local_repo_env``). So none of the command-line overrides above, and none of
+the ``-c`` a program such as gh adds, reach that side; the environment
+variables do (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_SYSTEM``,
+``GIT_CONFIG_GLOBAL``, ``GIT_ALLOW_PROTOCOL``, ``GIT_PAGER``,
+``GIT_ASKPASS``...). Pushing into (or fetching from) a local repository
+therefore runs ITS hooks (``hooks/``, its ``core.hooksPath``), its
+``core.alternateRefsCommand`` (through the shell), ``receive.procReceiveRefs``
+with its hook, ``receive.autogc``... whatever ``git_hooks`` says. (A
+submodule is not "another repository": git keeps both variables for the git
+it runs there.) What holds this side:
+
+* a capability cannot write a repository's configuration or hooks: ``git
+  config`` only reads, ``clone --config`` and ``--template`` are denied, and
+  the files provider never writes in any git repository, bare ones included
+  (``providers/files``: it looks at the file system when the step runs, so a
+  repository an earlier step created counts);
+* what is left is a repository that already holds such settings (one a
+  checkout brought in, with executable hooks), and a folder whose ``config``
+  was written BEFORE ``git init --bare`` made it a repository (git init keeps
+  an existing ``config``): the operating-system layer (no shell, nothing
+  written by the step executable) is the backstop. Dropping ``file`` from
+  ``GIT_ALLOW_PROTOCOL`` would close it here, at the price of every local
+  clone, fetch and push.
+
+Other residual risks
+--------------------
 * ``git -c``, ``git --config-env`` and ``GIT_CONFIG_PARAMETERS`` are read after
   ``GIT_CONFIG_COUNT`` and win over it: the policy must refuse git's global
-  options (also ``--exec-path``, ``--git-dir``...), and the environment
+  options (also ``--exec-path``, ``--git-dir``...) and ``git clone``'s
+  ``-c``/``--config``, wherever the args come from (gh forwards the args after
+  its ``--`` to ``git clone``: they are decided as git's), and the environment
   allow-list must not pass ``GIT_CONFIG_*`` / ``GIT_EXEC_PATH`` / ``GIT_SSH*``
   through.
 * Signing and verification still run the default programs (gpg, gpgsm,
-  ssh-keygen) when a step asks for them explicitly (``-S``, ``--verify``).
+  ssh-keygen) when a step asks for them explicitly (``-S``, ``--verify``,
+  ``--verify-signatures``).
 * ssh reads the user's ``~/.ssh/config`` (``ProxyCommand``...): that is the
   user's own, trusted file. ``GIT_SSH_COMMAND`` is left alone (it wins over
   ``core.sshCommand``; ``GIT_SSH`` does not). Runs have no controlling
@@ -143,6 +210,7 @@ HARDENING: tuple[Override, ...] = (
     ("tag.forceSignAnnotated", "false", "no signing unless asked (-s)"),
     ("push.gpgSign", "false", "no signing unless asked (--signed)"),
     ("log.showSignature", "false", "no gpg run by every git log"),
+    ("merge.verifySignatures", "false", "no gpg run by every merge and pull"),
     # Only applied to add -p's coloured diff (stdout a terminal, TERM not dumb).
     ("interactive.diffFilter", "cat", "add -p filters its diff through cat"),
     ("tar.tgz.command", "git archive gzip", "git's internal gzip"),

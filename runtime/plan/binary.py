@@ -16,7 +16,12 @@ always from the args *as authored*:
   positional after the global options the program accepts;
 * the reading forms of ``git config``, the method and route of ``gh api``
   and the GraphQL documents of ``gh api graphql``, which the policy decides
-  like the github provider's own calls.
+  like the github provider's own calls;
+* the args gh hands to ``git clone`` (``gh repo clone REPO [DIR] -- ARGS``,
+  ``gh repo fork REPO -- ARGS``, ``gh gist clone GIST [DIR] -- ARGS``): after
+  gh's ``--`` they are git's options again, so the policy decides them as git's
+  and an input there must not start with ``-`` unless git's own ``--`` came
+  first.
 
 Nothing here runs anything or reads the file system.
 """
@@ -44,7 +49,9 @@ def references(text: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in REFERENCE.finditer(text))
 
 
-def input_misuses(authored: Sequence[str], resolved: Sequence[str]) -> list[InputMisuse]:
+def input_misuses(
+    authored: Sequence[str], resolved: Sequence[str], program: str | None = None
+) -> list[InputMisuse]:
     """Every place where an input value would name an option instead of filling a slot.
 
     * an authored option (``--name=...``) whose name holds a reference;
@@ -52,10 +59,21 @@ def input_misuses(authored: Sequence[str], resolved: Sequence[str]) -> list[Inpu
       option's attached value cannot be told from more clustered flags;
     * an authored argument that is not an option but whose substituted text
       starts with ``-``, unless an authored ``--`` came before it.
+
+    ``program``: the program the args are for. gh hands what follows its ``--`` in
+    ``repo clone`` (and the other forms :func:`gh_git_clone` reads) to ``git clone``,
+    where they are options again: the scan goes on after that ``--``, as for git's args,
+    until git's own ``--``.
     """
     found: list[InputMisuse] = []
     after_separator = False
+    forwarded = gh_git_clone(resolved) if program == "gh" else None
+    git_starts = forwarded.dash if forwarded is not None else None
     for index, (text, value) in enumerate(zip(authored, resolved, strict=True)):
+        if index == git_starts:
+            after_separator = False  # gh's `--`: what follows is git clone's args
+            continue
+        to_git = git_starts is not None and index > git_starts
         if after_separator:
             continue
         if text == "--":
@@ -88,7 +106,19 @@ def input_misuses(authored: Sequence[str], resolved: Sequence[str]) -> list[Inpu
                     )
                 )
             continue
-        if names and value.startswith("-"):
+        if names and value.startswith("-") and to_git:
+            found.append(
+                InputMisuse(
+                    index,
+                    names,
+                    f"the value of input {_names(names)} starts with '-', so git clone, which "
+                    "gh hands the args after its `--`, would read it as an option",
+                    "an input never becomes an option. If the value really is an operand, "
+                    "write git's own \"--\" before it, after gh's; if an option was meant, "
+                    "write the option in the capability (--name=${value})",
+                )
+            )
+        elif names and value.startswith("-"):
             found.append(
                 InputMisuse(
                     index,
@@ -236,6 +266,119 @@ def find_subcommand(binary: str, args: Sequence[str]) -> Subcommand:
             )
         index += 2 if known[name] and not eq else 1
     return Subcommand(None, len(args))
+
+
+# -- gh: the args it hands to git clone --------------------------------------------------
+
+# The gh commands (gh 2.23) that run `git clone` with the args they were given after their
+# own `--` (and after the repository), and the flags each accepts before it: flag -> takes
+# a value (pflag gives a value flag the next arg whatever it is, a "--" too).
+GH_GIT_CLONE: dict[tuple[str, str], dict[str, bool]] = {
+    ("repo", "clone"): {"-u": True, "--upstream-remote-name": True, "--help": False},
+    ("repo", "fork"): {
+        "--clone": False,
+        "--default-branch-only": False,
+        "--fork-name": True,
+        "--org": True,
+        "--remote": False,
+        "--remote-name": True,
+        "--help": False,
+    },
+    ("gist", "clone"): {"--help": False},
+}
+
+
+class GhGitClone(NamedTuple):
+    """Where the args gh hands to ``git clone`` are in a gh call's args."""
+
+    command: str  # "repo clone"
+    # indexes into the args of what git gets, in git's order: `git clone ARGS URL [DIR]`
+    # without the URL (gh's own): the args after the repository, DIR (their first, when it
+    # is no option) moved last
+    indexes: tuple[int, ...]
+    dash: int | None  # the index of gh's own `--`, None when there is none
+    problem: str = ""  # why the args cannot be read as gh reads them
+
+
+def gh_git_clone(args: Sequence[str]) -> GhGitClone | None:
+    """For ``gh repo clone``, ``gh repo fork`` and ``gh gist clone``, which args gh hands to
+    ``git clone``, read as gh (cobra and pflag) reads them; None for any other gh call.
+
+    gh takes its positionals (before its ``--``) and everything after that ``--`` as one
+    list; the first is the repository, the rest go to ``git clone`` (``parseCloneArgs``:
+    the first of them, unless it starts with ``-``, is the directory, put after the URL).
+    A flag runtime does not know for the command, or an option before the command's
+    second word, leaves the args unreadable (``problem``): gh might end its flags
+    elsewhere than runtime thinks.
+    """
+    sub = find_subcommand("gh", args)
+    if sub.problem or sub.name not in {group for group, _ in GH_GIT_CLONE}:
+        return None
+    start = sub.position + 1
+    word = args[start] if start < len(args) else None
+    if word is None or word.startswith("-"):
+        # cobra looks for the command's word past options: say so if it may find one
+        words = {w for group, w in GH_GIT_CLONE if group == sub.name}
+        rest = list(args[start:])
+        rest = rest[: rest.index("--")] if "--" in rest else rest
+        for candidate in sorted(words & set(rest)):
+            return GhGitClone(
+                f"{sub.name} {candidate}",
+                (),
+                None,
+                f"an option comes between 'gh {sub.name}' and '{candidate}', so runtime "
+                "cannot tell which args gh hands to git clone",
+            )
+        return None
+    flags = GH_GIT_CLONE.get((sub.name, word))
+    if flags is None:
+        return None
+    command = f"{sub.name} {word}"
+    positionals: list[int] = []
+    dash: int | None = None
+    index = start + 1
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            dash = index
+            break
+        if arg.startswith("-") and arg != "-":
+            takes = _gh_flag(arg, flags)
+            if takes is None:
+                return GhGitClone(
+                    command,
+                    (),
+                    None,
+                    f"'{arg}' is not a flag runtime knows for gh {command}, so it cannot tell "
+                    "which args gh hands to git clone",
+                )
+            index += 2 if takes else 1
+            continue
+        positionals.append(index)
+        index += 1
+    cloned = positionals + (list(range(dash + 1, len(args))) if dash is not None else [])
+    given = cloned[1:]  # after the repository
+    if given and not args[given[0]].startswith("-"):
+        given = [*given[1:], given[0]]  # the directory, after the URL
+    return GhGitClone(command, tuple(given), dash)
+
+
+def _gh_flag(arg: str, flags: dict[str, bool]) -> bool | None:
+    """Whether the flag ``arg`` takes the next arg as its value (pflag), or None when it is
+    no flag of ``flags``."""
+    if arg.startswith("--"):
+        name, eq, _ = arg.partition("=")
+        if name not in flags:
+            return None
+        return flags[name] and not eq
+    letters = arg[1:]
+    for position, letter in enumerate(letters):
+        option = f"-{letter}"
+        if option not in flags:
+            return None
+        if flags[option]:  # a value flag: the rest of the cluster, or the next arg
+            return position == len(letters) - 1
+    return False
 
 
 # -- git config: only its reading forms --------------------------------------------------

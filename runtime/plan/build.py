@@ -244,7 +244,8 @@ def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None
             continue
         step = planned.step
         seen: set[str] = set()
-        for misuse in input_misuses(step.arg_texts, planned.args):
+        program = planned.binary or (planned.operation.program if planned.operation else None)
+        for misuse in input_misuses(step.arg_texts, planned.args, program):
             if misuse.inputs[0] in seen:
                 continue
             seen.add(misuse.inputs[0])

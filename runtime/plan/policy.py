@@ -13,7 +13,8 @@ the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
 ``git config`` in its reading forms only; ``gh api`` as the github
 provider's ``api`` call it is (method and route), and ``gh api graphql`` also
-as its ``graphql`` call, mutation by mutation.
+as its ``graphql`` call, mutation by mutation; and the args gh hands to
+``git clone`` (``gh repo clone REPO DIR -- ARGS``) as that git call's own.
 
 A call the provider reads as actions (a GraphQL document's mutations) is
 decided action by action too, each as the operation's words and its name
@@ -36,9 +37,11 @@ from typing import Any
 from runtime.document.schema import Bool, List, Map, Msg, Number, Text, load
 from runtime.errors import InvalidPolicy
 from runtime.plan.binary import (
+    GhGitClone,
     Subcommand,
     find_subcommand,
     gh_api_call,
+    gh_git_clone,
     gh_graphql,
     git_config_reads,
     jq_reads_environment,
@@ -204,7 +207,45 @@ class Policy:
                     f"denied_arguments: {name} {' '.join(run)} ({source})",
                     "the arguments contain a denied run",
                 )
+        if name == "gh":
+            forwarded = gh_git_clone(args)
+            if forwarded is not None:
+                refused = self._decide_gh_git_clone(forwarded, args, authored)
+                if refused is not None:
+                    return refused
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
+
+    def _decide_gh_git_clone(
+        self, forwarded: GhGitClone, args: Sequence[str], authored: Sequence[str] | None
+    ) -> Decision | None:
+        """gh runs ``git clone`` with the args after its ``--``: they are decided as a
+        binary step's ``git clone ARGS`` would be (subcommand, literal options, denied
+        runs: ``--config``, ``-c``, ``--upload-pack``...), or refused when they cannot be
+        read. None when git's decision allows them."""
+        command = forwarded.command
+        if forwarded.problem:
+            return Decision(
+                False,
+                f"built-in: gh {command} hands args to git clone",
+                forwarded.problem,
+                f"write gh {command} REPO [DIR] with gh's own flags before its `--` "
+                "(those gh documents), then the args for git clone",
+            )
+        git_args = ["clone", *(args[i] for i in forwarded.indexes)]
+        git_authored = (
+            ["clone", *(authored[i] for i in forwarded.indexes)] if authored is not None else None
+        )
+        decision = self.decide_binary("git", git_args, authored=git_authored)
+        if decision.allowed:
+            return None
+        said = decision.reason or "it is refused"
+        run = " ".join(git_args)
+        run = run if len(run) <= 60 else run[:57] + "..."
+        return decision._replace(
+            reason=f"gh {command} runs `git {run}` with the args after its `--`: {said}",
+            hint=decision.hint
+            or "the args after gh's `--` are decided as a git step's `git clone` would be",
+        )
 
     def _decide_subcommand(
         self, name: str, args: Sequence[str], sub: Subcommand, api_owner: Provider | None

@@ -738,9 +738,13 @@ def test_command_run_and_bounded_environment(cli, work: Path, tmp_path: Path) ->
     assert result.code == 0
     printed = result.json()["steps"][0]["data"]["stdout"]
     names = sorted(line.split("=", 1)[0] for line in printed.splitlines())
-    # confined, the step also gets its private TMPDIR (and bubblewrap sets PWD)
+    # confined, the step also gets its private TMPDIR (and bubblewrap sets PWD); every
+    # program gets hardened git (GIT_*), for any git it may start
     confined = ["PWD", "TMPDIR"] if sandbox.probe(os.environ.get("PATH", "")).ok else []
-    assert names == sorted(["HOME", "LANG", "PATH", *confined])
+    assert "GIT_CONFIG_COUNT" in names and "GIT_CONFIG_GLOBAL" in names
+    assert [n for n in names if not n.startswith("GIT_")] == sorted(
+        ["HOME", "LANG", "PATH", *confined]
+    )
     not_allowed = cli("command", "run", "curl", "http://example.com")
     assert not_allowed.code == 3
 

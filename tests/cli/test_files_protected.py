@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -340,3 +342,132 @@ def test_home_and_the_policy_reached_through_a_bind_mount_are_never_written(
     after = (home / "config.yaml").read_bytes() if (home / "config.yaml").exists() else None
     assert after == before
     assert not (home / "audit" / "x.txt").exists()
+
+
+# -- any git repository, bare ones included ---------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)}
+    env.update({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"})
+    env.update({"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@a"})
+    env.update({"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@a"})
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def _refused_as_repository(
+    result: Any, path: str, relation: str = "is inside", *, planned: bool = True
+) -> None:
+    """Refused (exit 3) as a git repository; ``planned``: by plan, which names the rule (a
+    step that refuses when it runs says why, not which rule)."""
+    assert result.code == 3, (path, result.stdout + result.stderr)
+    text = result.stdout + result.stderr
+    assert f"refused: {path!r} {relation} '" in text, text
+    assert "a git repository" in text and "which capabilities never write" in text, text
+    assert not planned or "protected path: git repository" in text, text
+
+
+def test_a_bare_repository_an_earlier_step_made_is_never_written(
+    cli: Callable[..., Any], work: Path, tmp_path: Path
+) -> None:
+    """`git init --bare far`, then `files write far/config`: checked when the files step
+    runs, on the file system, since far did not exist when the run was planned."""
+    require_tool("git", "a step makes a bare repository with git")
+    canary = tmp_path / "CANARY"
+    config = f"[core]\n\tbare = true\n\talternateRefsCommand = touch {canary}\n"
+    attacks = [
+        ("write", "far/config", config),
+        ("append", "far/config", f"[core]\n\thooksPath = {work / 'h'}"),
+        ("write", "far/hooks/post-receive", f"#!/bin/sh\ntouch {canary}"),
+        ("write", "far/objects/info/alternates", str(work / "other" / ".git" / "objects")),
+        ("mkdir", "far/hooks/more", None),
+        ("write", "far", "x"),
+    ]
+    for n, (word, path, content) in enumerate(attacks):
+        args = [word, path] + ([content] if content is not None else [])
+        listed = ", ".join(json.dumps(a) for a in args)
+        write(
+            work / f"cap{n}.md",
+            capability(
+                "version: v1\nworkflow:\n"
+                "  - binary: git\n    args: [init, -q, --bare, far]\n"
+                f"  - provider: files\n    args: [{listed}]\n"
+            ),
+        )
+        # planned before far exists: the plan cannot see it; the step itself refuses
+        assert cli("capability", "plan", f"cap{n}.md").code == 0
+        result = cli("capability", "execute", f"cap{n}.md")
+        relation = "is" if path == "far" else "is inside"
+        _refused_as_repository(result, path, relation, planned=False)
+        assert "step 1 stays applied" in result.stderr
+        made = snapshot(work / "far")
+        assert "hooks/post-receive" not in made and "hooks/more" not in made
+        assert b"alternateRefsCommand" not in (made["config"] or b"")
+        assert b"hooksPath" not in (made["config"] or b"")
+        assert "objects/info/alternates" not in made
+        # the next run finds it already there: refused at plan time (and by execute)
+        plan = cli("--output", "json", "capability", "plan", f"cap{n}.md")
+        assert plan.code == 3, plan.stdout + plan.stderr
+        assert plan.json()["steps"][1]["decision"]["rule"] == "protected path: git repository"
+        shutil.rmtree(work / "far")  # the next case starts afresh
+    # a delete inside one, allowed as a destroy by the user's policy, is refused too
+    policy = write(tmp_path / "policy.yaml", "allowed_destructive: [files delete]\n")
+    _git(work, "init", "-q", "--bare", "far")
+    deleted = cli(
+        "files", "delete", "far/description", extra_env={"RUNTIME_POLICY_FILE": str(policy)}
+    )
+    _refused_as_repository(deleted, "far/description")
+    assert (work / "far" / "description").exists()
+    assert not canary.exists()
+
+
+def test_every_kind_of_repository_metadata_is_protected(
+    cli: Callable[..., Any], work: Path
+) -> None:
+    require_tool("git", "the repositories are made by git")
+    _git(work, "init", "-q", "--bare", "vendor/crafted.git")  # any name, at any depth
+    _git(work, "init", "-q", "--separate-git-dir", str(work / "store"), "tree")  # .git file
+    _git(work, "init", "-q", "main")
+    _git(work / "main", "commit", "-q", "--allow-empty", "-m", "one")
+    _git(work / "main", "worktree", "add", "-q", "../linked")  # linked/.git, a gitfile
+    (work / "main" / ".git").rename(work / "moved")  # whatever its name
+    # a worktree's metadata outside its repository: HEAD, and commondir naming the rest
+    (work / "moved" / "worktrees" / "linked").rename(work / "wtmeta")
+    (work / "wtmeta" / "commondir").write_text(f"{work / 'moved'}\n")
+    before = snapshot(work)
+    cases = [
+        ("write", "vendor/crafted.git/config", "is inside"),
+        ("write", "vendor/crafted.git/hooks/pre-receive", "is inside"),
+        ("mkdir", "vendor/crafted.git", "is"),
+        ("write", "store/config", "is inside"),
+        ("write", "moved/config", "is inside"),
+        ("write", "wtmeta/config.worktree", "is inside"),
+        ("write", "wtmeta/HEAD", "is inside"),
+    ]
+    for word, path, relation in cases:
+        args = ["files", word, path] + (["x"] if word == "write" else [])
+        _refused_as_repository(cli(*args), path, relation)
+    linked = cli("files", "write", "linked/.git", "gitdir: /elsewhere")  # by its name
+    assert linked.code == 3 and "protected path: .git" in linked.stderr
+    assert snapshot(work) == before
+    # a working tree is not its metadata: its files stay writable
+    for path in ("tree/notes.txt", "linked/notes.txt", "vendor/README"):
+        assert cli("files", "write", path, "ok").code == 0, path
+
+
+def test_the_write_that_would_make_a_repository_is_refused(
+    cli: Callable[..., Any], work: Path
+) -> None:
+    """Made from nothing, file by file: the entry that completes HEAD, objects and refs."""
+    for path in ("far", "far/objects", "far/refs"):
+        assert cli("files", "mkdir", path).code == 0, path
+    assert cli("files", "write", "far/description", "x").code == 0  # not one yet
+    _refused_as_repository(
+        cli("files", "write", "far/HEAD", "ref: refs/heads/main"), "far/HEAD", "would make"
+    )
+    (work / "far" / "refs").rmdir()
+    assert cli("files", "write", "far/HEAD", "ref: refs/heads/main").code == 0
+    _refused_as_repository(cli("files", "mkdir", "far/refs"), "far/refs", "would make")
+    assert cli("files", "mkdir", "plain").code == 0
+    assert cli("files", "write", "plain/HEAD", "a file named HEAD").code == 0
+    assert not (work / "far" / "refs").exists()

@@ -307,6 +307,39 @@ def test_core_fsmonitor(lab: Lab) -> None:
     demonstrate(lab, fire, stops=["core.fsmonitor"])
 
 
+@pytest.mark.parametrize("how", ["include.path", "includeIf"])
+def test_included_configuration_is_overridden_too(lab: Lab, how: str) -> None:
+    """What a repository's configuration includes is read in its scope, before ours."""
+
+    def fire(env: dict[str, str]) -> bool:
+        repo = lab.repo()
+        evil, canary = canary_script(lab.fresh(), "exit 1")
+        included = lab.fresh() / "included.cfg"
+        included.write_text(f"[core]\n\tfsmonitor = {evil}\n")
+        key = "include.path" if how == "include.path" else f"includeIf.gitdir:{repo}/.path"
+        lab.set(repo, key, str(included))
+        git(repo, env, "status")
+        return fired(canary)
+
+    demonstrate(lab, fire, stops=["core.fsmonitor"])
+
+
+def test_a_submodule_keeps_the_overrides(lab: Lab) -> None:
+    """git keeps GIT_CONFIG_COUNT for the git it runs in a submodule (status asks it)."""
+
+    def fire(env: dict[str, str]) -> bool:
+        sub, top = lab.repo(), lab.repo()
+        lab.g(top, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "s")
+        lab.g(top, "commit", "-q", "-m", "submodule")
+        evil, canary = canary_script(lab.fresh(), "exit 1")
+        lab.set(top / "s", "core.fsmonitor", str(evil))
+        (top / "s" / "f").write_text("changed\n")
+        assert "modified:   s" in git(top, env, "status").stdout
+        return fired(canary)
+
+    demonstrate(lab, fire, stops=["core.fsmonitor"])
+
+
 @pytest.mark.parametrize("where", ["dot-git-hooks", "core-hooksPath-in-repo"])
 def test_hooks_off_by_default_and_on_by_policy(lab: Lab, where: str) -> None:
     def setup() -> tuple[Path, Path]:
@@ -548,27 +581,32 @@ def test_push_signing(lab: Lab) -> None:
     demonstrate(lab, fire, stops=["push.gpgSign", *OPENPGP], each_suffices=True)
 
 
+def _signed_commit(lab: Lab, repo: Path, ref: str) -> None:
+    """A commit on HEAD carrying a (bogus) OpenPGP signature, as ``ref``."""
+    head = lab.g(repo, "rev-parse", "HEAD").strip()
+    tree = lab.g(repo, "rev-parse", "HEAD^{tree}").strip()
+    body = (
+        f"tree {tree}\nparent {head}\n"
+        "author A <a@example.invalid> 0 +0000\ncommitter A <a@example.invalid> 0 +0000\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n"
+        " -----END PGP SIGNATURE-----\n\nsigned\n"
+    )
+    oid = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+        cwd=repo,
+        env=lab.setup_env(),
+        input=body,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lab.g(repo, "update-ref", ref, oid)
+
+
 def test_signature_verification_by_log(lab: Lab) -> None:
     def fire(env: dict[str, str]) -> bool:
         repo = lab.repo()
-        head = lab.g(repo, "rev-parse", "HEAD").strip()
-        tree = lab.g(repo, "rev-parse", "HEAD^{tree}").strip()
-        body = (
-            f"tree {tree}\nparent {head}\n"
-            "author A <a@example.invalid> 0 +0000\ncommitter A <a@example.invalid> 0 +0000\n"
-            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n"
-            " -----END PGP SIGNATURE-----\n\nsigned\n"
-        )
-        oid = subprocess.run(
-            ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
-            cwd=repo,
-            env=lab.setup_env(),
-            input=body,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        lab.g(repo, "update-ref", "refs/heads/main", oid)
+        _signed_commit(lab, repo, "refs/heads/main")
         evil, canary = canary_script(lab.fresh(), "exit 1")
         lab.set(repo, "log.showSignature", "true")
         lab.set(repo, "gpg.program", str(evil))
@@ -576,6 +614,33 @@ def test_signature_verification_by_log(lab: Lab) -> None:
         return fired(canary)
 
     demonstrate(lab, fire, stops=["log.showSignature", *OPENPGP], each_suffices=True)
+
+
+def test_signature_verification_by_merge(lab: Lab) -> None:
+    def fire(env: dict[str, str]) -> bool:
+        repo = lab.repo()
+        _signed_commit(lab, repo, "refs/heads/side")
+        evil, canary = canary_script(lab.fresh(), "exit 1")
+        lab.set(repo, "merge.verifySignatures", "true")
+        lab.set(repo, "gpg.program", str(evil))
+        git(repo, env, "merge", "-q", "side")
+        return fired(canary)
+
+    demonstrate(lab, fire, stops=["merge.verifySignatures", *OPENPGP], each_suffices=True)
+
+    # and pull, which merges the same way
+    def pulled(env: dict[str, str]) -> bool:
+        origin, parent = lab.repo(), lab.fresh()
+        lab.g(parent, "clone", "-q", str(origin), "clone")
+        clone = parent / "clone"
+        _signed_commit(lab, origin, "refs/heads/main")
+        evil, canary = canary_script(lab.fresh(), "exit 1")
+        lab.set(clone, "merge.verifySignatures", "true")
+        lab.set(clone, "gpg.program", str(evil))
+        git(clone, env, "pull", "-q", "--no-rebase", str(origin), "main")
+        return fired(canary)
+
+    demonstrate(lab, pulled, stops=["merge.verifySignatures", *OPENPGP], each_suffices=True)
 
 
 def test_interactive_difffilter(lab: Lab) -> None:
@@ -639,18 +704,24 @@ def test_autocorrect_never_runs_an_alias(lab: Lab) -> None:
     demonstrate(lab, fire, stops=["help.autoCorrect"])
 
 
-@pytest.mark.parametrize("via", ["remote-url", "insteadOf"])
+@pytest.mark.parametrize("via", ["remote-url", "insteadOf", "protocol.allow", "remote-vcs"])
 def test_ext_protocol(lab: Lab, via: str) -> None:
     def fire(env: dict[str, str]) -> bool:
         repo = lab.repo()
         canary = lab.fresh() / "canary"
         ext = f"ext::sh -c touch% {canary}"
-        lab.set(repo, "protocol.ext.allow", "always")
+        if via == "protocol.allow":  # every protocol allowed, ext among them
+            lab.set(repo, "protocol.allow", "always")
+        else:
+            lab.set(repo, "protocol.ext.allow", "always")
+        url = ext
         if via == "insteadOf":
             lab.set(repo, f"url.{ext}% #.insteadOf", "https://example.invalid/")
             url = "https://example.invalid/repo.git"
-        else:
-            url = ext
+        elif via == "remote-vcs":  # a remote whose helper is git-remote-ext
+            lab.set(repo, "remote.x.vcs", "ext")
+            lab.set(repo, "remote.x.url", f"sh -c touch% {canary}")
+            url = "x"
         git(repo, env, "ls-remote", url)
         return fired(canary)
 
@@ -868,16 +939,34 @@ def test_residual_local_push_runs_the_receiving_repositorys_hooks(lab: Lab) -> N
     receiver, repo = lab.repo(bare=True), lab.repo()
     canary = receiver / "canary"
     script(receiver / "hooks" / "post-receive", f'env > "{canary}"')
-    assert git(repo, lab.hardened(), "push", "-q", str(receiver), "main").returncode == 0
-    seen = canary.read_text()
-    # git unsets GIT_CONFIG_COUNT for the other repository; plain variables survive
-    assert "GIT_CONFIG_COUNT" not in seen and "GIT_CONFIG_GLOBAL=/dev/null" in seen
+    pushed = git(repo, lab.hardened(), "-c", "x.y=z", "push", "-q", str(receiver), "main")
+    assert pushed.returncode == 0
+    seen = canary.read_text().splitlines()
+    # git unsets GIT_CONFIG_COUNT and GIT_CONFIG_PARAMETERS (what -c sets) for the other
+    # repository; plain variables survive
+    assert not [line for line in seen if line.startswith(("GIT_CONFIG_COUNT=", "GIT_CONFIG_PARAM"))]
+    for kept in ("GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_PAGER=cat"):
+        assert kept in seen, kept
+    assert "GIT_ALLOW_PROTOCOL=file:git:http:https:ssh" in seen
     assert fired(canary)
     no_file = lab.hardened()
     no_file["GIT_ALLOW_PROTOCOL"] = "git:http:https:ssh"
     refused = git(repo, no_file, "push", "-q", str(receiver), "main:other")
     assert refused.returncode != 0 and "transport 'file' not allowed" in refused.stderr
     assert not canary.exists()
+
+
+def test_residual_local_push_runs_the_receiving_repositorys_alternate_refs_command(
+    lab: Lab,
+) -> None:
+    """Why the files provider never writes in a bare repository: its config is the other
+    side's, where none of the command-line overrides apply."""
+    receiver, repo, other = lab.repo(bare=True), lab.repo(), lab.repo()
+    evil, canary = canary_script(lab.fresh(), "exit 0")
+    (receiver / "objects" / "info" / "alternates").write_text(f"{other}/.git/objects\n")
+    lab.set(receiver, "core.alternateRefsCommand", str(evil))
+    assert git(repo, lab.hardened(), "push", "-q", str(receiver), "main").returncode == 0
+    assert fired(canary)
 
 
 def test_residual_command_line_config_beats_the_environment(lab: Lab) -> None:

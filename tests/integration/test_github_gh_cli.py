@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from runtime.execute.githarden import HARDENING
 from runtime.plan.policy import load_policy
 from tests.conftest import (
     Result,
@@ -108,6 +109,21 @@ def assert_runtime_token_only(gh: GitHubDouble) -> None:
     for request in gh.requests:
         auth = request.headers.get("authorization", "")
         assert auth.split(" ", 1)[-1] == TOKEN, (request.method, request.path, auth)
+
+
+def assert_hardened(env: dict[str, str]) -> None:
+    """Every entry of runtime's git hardening is in ``env``, with its value, and no other
+    ``GIT_`` variable."""
+    config = {
+        env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"]
+        for n in range(int(env.get("GIT_CONFIG_COUNT", "0")))
+    }
+    for key, value, _why in HARDENING:
+        seen = config.get(key) if "." in key else env.get(key)
+        assert seen == value, (key, seen)
+    numbered = {f"GIT_CONFIG_{kind}_{n}" for kind in ("KEY", "VALUE") for n in range(len(config))}
+    named = {key for key, _value, _why in HARDENING if "." not in key}
+    assert {k for k in env if k.startswith("GIT_")} == {"GIT_CONFIG_COUNT", *numbered, *named}
 
 
 FAKE_GH = """\
@@ -327,7 +343,9 @@ def test_gh_gets_a_bounded_environment_and_no_token_in_argv(
     assert child["PATH"] == env["PATH"]
     policy_names = set(load_policy(None).binary_environment)  # the default policy's allow-list
     assert {"PATH", "SSL_CERT_FILE"} <= policy_names
-    extra = {name for name in child if name not in policy_names and not name.startswith("GH_")}
+    # and runtime's hardened git, for the git gh starts
+    assert_hardened(child)
+    extra = {n for n in child if n not in policy_names and not n.startswith(("GH_", "GIT_"))}
     # bubblewrap sets PWD when it confines the step; the proxy variables name the step's
     # own proxy, the only way out of its network namespace
     proxies = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}
@@ -473,3 +491,165 @@ def test_capability_with_gh_steps_end_to_end(
     steps = [e for e in events if e.get("event") == "step"]
     assert [e["operation"] for e in steps] == ["pr list", "workflow run", "run list"]
     assert all(e["transport"] == "cli" and e["status"] == "ok" for e in steps)
+
+
+# ------------------------------------------------------------- the git that gh starts
+
+FAKE_GIT = """\
+#!{python}
+import json, os, sys
+with open({record!r}, "a", encoding="utf-8") as f:
+    f.write(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ)}}) + "\\n")
+sys.exit(1)
+"""
+
+
+@pytest.fixture
+def fake_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A fake git first on PATH that records its args and environment, then fails: the real
+    gh starts it as it starts git. Returns (extra env, its record file)."""
+    folder = tmp_path / "fake-git"
+    record = folder / "record.jsonl"
+    script = write(
+        folder / "bin" / "git", FAKE_GIT.format(python=sys.executable, record=str(record))
+    )
+    script.chmod(0o755)
+    policy = write(folder / "policy.yaml", confinement_lines(folder))
+    return {
+        "PATH": f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "RUNTIME_POLICY_FILE": str(policy),
+    }, record
+
+
+def test_the_git_gh_repo_clone_starts_is_hardened(
+    run: Callable[..., Result], fake_git: tuple[dict[str, str], Path], work: Path
+) -> None:
+    """gh hands its environment to the git it starts: runtime's hardening reaches that git."""
+    path_env, record = fake_git
+    cap = write(
+        work / "clone.md",
+        capability(
+            "version: v1\nworkflow:\n"
+            "  - binary: gh\n    args: [repo, clone, acme/app, dst, --, --depth=1]\n"
+        ),
+    )
+    result = run("capability", "execute", str(cap), extra_env=path_env)
+    assert result.code == 1, result.stdout + result.stderr  # the fake git fails the clone
+    (clone,) = [r for r in records(record) if "clone" in r["argv"]]
+    # gh's own credential helper comes as -c, before git's clone and the args after `--`
+    assert clone["argv"][-4:] == ["clone", "--depth=1", clone["argv"][-2], "dst"]
+    assert clone["argv"][-2].endswith("/acme/app.git")
+    assert_hardened(clone["env"])
+
+
+def test_the_git_a_github_operation_starts_is_hardened(
+    run: Callable[..., Result], fake_git: tuple[dict[str, str], Path]
+) -> None:
+    """Without --repo, gh reads the checkout's remotes with git: the provider's gh too."""
+    path_env, record = fake_git
+    result = run("github", "pr", "list", extra_env=path_env)
+    assert result.code == 1, result.stdout + result.stderr
+    (remotes,) = [r for r in records(record) if r["argv"] == ["remote", "-v"]]
+    assert_hardened(remotes["env"])
+
+
+def test_the_git_gh_starts_reads_no_user_configuration(
+    run: Callable[..., Result], gh: GitHubDouble, host: str, work: Path
+) -> None:
+    """The real gh and the real git: a user's ~/.gitconfig that rewrites the clone URL to
+    ext::sh (and allows ext) runs no shell, and neither would the repository's."""
+    user = work / "user"  # inside the working folder, so the confined step sees it
+    canary = work / "CANARY"
+    write(
+        user / ".gitconfig",
+        '[protocol "ext"]\n\tallow = always\n'
+        f'[url "ext::sh -c touch% {canary}% #"]\n\tinsteadOf = https://{host}/\n',
+    )
+    cap = write(
+        work / "clone.md",
+        capability(
+            "version: v1\nworkflow:\n  - binary: gh\n    args: [repo, clone, acme/app, dst]\n"
+        ),
+    )
+    result = run("capability", "execute", str(cap), extra_env={"HOME": str(user)})
+    # gh looked the repository up, then its git tried https (the double serves no git)
+    assert result.code == 1, result.stdout + result.stderr
+    assert "/api/graphql" in [r.path for r in gh.requests]
+    assert f"https://{host}/acme/app.git" in result.stdout + result.stderr
+    assert not canary.exists()
+
+
+# ------------------------------------------------------- the args gh hands to git clone
+
+
+@pytest.mark.parametrize("how", ["written", "inputs", "typed"])
+def test_git_clone_flags_after_ghs_separator_are_decided_before_anything_runs(
+    run: Callable[..., Result], gh: GitHubDouble, host: str, work: Path, how: str
+) -> None:
+    """`gh repo clone REPO DIR -- FLAGS` runs `git clone FLAGS URL DIR`: a --config that
+    allows ext:: and rewrites the URL to one would run a shell in a git that holds gh's
+    token. Refused as a git step's `git clone --config=...` is, before gh runs."""
+    canary = work / "CANARY"
+    flags = [
+        "--config=protocol.ext.allow=always",
+        f"--config=url.ext::sh -c touch% {canary}% #.insteadOf=https://{host}/",
+    ]
+    if how == "typed":
+        result = run("command", "run", "gh", "repo", "clone", "acme/app", "dst", "--", *flags)
+        code = 3
+    else:
+        inputs: list[str] = []
+        if how == "written":
+            args = ", ".join(json.dumps(flag) for flag in flags)
+            head = ""
+            code = 3
+        else:  # two inputs after an authored `--`: git's options again
+            args = '"${a}", "${b}"'
+            head = "inputs:\n  a:\n    required: true\n  b:\n    required: true\n"
+            inputs = ["--input", f"a={flags[0]}", "--input", f"b={flags[1]}"]
+            code = 2
+        cap = write(
+            work / "clone.md",
+            capability(
+                f"version: v1\n{head}workflow:\n"
+                f"  - binary: gh\n    args: [repo, clone, acme/app, dst, --, {args}]\n"
+            ),
+        )
+        result = run("capability", "execute", str(cap), *inputs)
+    assert result.code == code, result.stdout + result.stderr
+    text = result.stdout + result.stderr
+    assert "nothing ran" in text, text
+    if code == 3:
+        assert "denied_arguments: git --config" in text
+        assert "gh repo clone runs `git clone" in text
+    else:
+        assert "input 'a', 'b' would become an option" in text
+        assert "git clone, which gh hands the args after its `--`" in text
+    assert gh.requests == []
+    assert not canary.exists() and not (work / "dst").exists()
+
+
+def test_an_ordinary_gh_clone_with_git_flags_still_runs(
+    run: Callable[..., Result], fake_git: tuple[dict[str, str], Path], work: Path
+) -> None:
+    """Decided as git's, harmless git clone flags go through (a fake git records them), and
+    an input after gh's `--` that is no option: the directory, which gh puts last."""
+    path_env, record = fake_git
+    cap = write(
+        work / "clone.md",
+        capability(
+            "version: v1\ninputs:\n  where:\n    required: true\nworkflow:\n"
+            "  - binary: gh\n"
+            '    args: [repo, clone, acme/app, --, "${where}", --depth=1, --single-branch]\n'
+        ),
+    )
+    result = run("capability", "execute", str(cap), "--input", "where=dst", extra_env=path_env)
+    assert result.code == 1, result.stdout + result.stderr  # the fake git fails
+    (clone,) = [r for r in records(record) if "clone" in r["argv"]]
+    after = clone["argv"][clone["argv"].index("clone") :]
+    assert after[:3] == ["clone", "--depth=1", "--single-branch"]
+    assert after[3].endswith("/acme/app.git") and after[4:] == ["dst"]
+    # the same input as an option is refused: git would read it as one
+    refused = run("capability", "execute", str(cap), "--input", "where=--bare", extra_env=path_env)
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert len([r for r in records(record) if "clone" in r["argv"]]) == 1

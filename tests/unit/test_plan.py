@@ -22,6 +22,7 @@ from runtime.errors import ExitCode, UsageError
 from runtime.plan.binary import (
     find_subcommand,
     gh_api_call,
+    gh_git_clone,
     gh_targets,
     git_config_reads,
     input_misuses,
@@ -529,6 +530,99 @@ def test_input_misuses(
     assert [(m.arg_index, m.inputs) for m in found] == [(i, n) for i, n, _ in expected]
     for misuse, (_, _, text) in zip(found, expected, strict=True):
         assert text in misuse.message
+
+
+@pytest.mark.parametrize(
+    ("authored", "resolved", "expected"),
+    [
+        # after gh's `--` in repo clone, git clone's options: an input is an option again
+        (["repo", "clone", "a/b", "--", "${v}"], ["repo", "clone", "a/b", "--", "-x"], [4]),
+        (
+            ["repo", "clone", "a/b", "d", "--", "${v}"],
+            ["repo", "clone", "a/b", "d", "--", "-x"],
+            [5],
+        ),
+        (
+            ["repo", "fork", "a/b", "--", "--depth=${v}"],
+            ["repo", "fork", "a/b", "--", "--depth=1"],
+            [],
+        ),
+        (["gist", "clone", "g", "--", "--${v}"], ["gist", "clone", "g", "--", "--x"], [4]),
+        # ... until git's own `--`
+        (
+            ["repo", "clone", "a/b", "--", "--", "${v}"],
+            ["repo", "clone", "a/b", "--", "--", "-x"],
+            [],
+        ),
+        # a `--` that is a gh flag's value is not gh's `--`
+        (
+            ["repo", "clone", "-u", "--", "a/b", "--", "${v}"],
+            ["repo", "clone", "-u", "--", "a/b", "--", "-x"],
+            [6],
+        ),
+        # other gh commands hand nothing to git: gh's `--` ends the options for good
+        (["pr", "list", "--", "${v}"], ["pr", "list", "--", "-x"], []),
+    ],
+)
+def test_input_misuses_after_ghs_separator(
+    authored: list[str], resolved: list[str], expected: list[int]
+) -> None:
+    found = input_misuses(authored, resolved, "gh")
+    assert [m.arg_index for m in found] == expected
+    assert [m.arg_index for m in input_misuses(authored, resolved, "jq")] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "command", "git", "dash"),
+    [
+        (["repo", "clone", "a/b"], "repo clone", [], None),
+        (["repo", "clone", "a/b", "dir"], "repo clone", ["dir"], None),
+        (["repo", "clone", "a/b", "dir", "--", "--depth=1"], "repo clone", ["--depth=1", "dir"], 4),
+        (["repo", "clone", "a/b", "--", "--depth=1"], "repo clone", ["--depth=1"], 3),
+        # the first of git's args, when it is no option, is the directory (after the URL)
+        (["repo", "clone", "a/b", "--", "dir", "--bare"], "repo clone", ["--bare", "dir"], 3),
+        (["repo", "clone", "-u", "up", "a/b", "--", "-q"], "repo clone", ["-q"], 5),
+        (
+            ["repo", "clone", "--upstream-remote-name=up", "a/b", "--", "-q"],
+            "repo clone",
+            ["-q"],
+            4,
+        ),
+        (["repo", "clone", "-u", "--", "a/b", "--", "-q"], "repo clone", ["-q"], 5),
+        (["repo", "fork", "a/b", "--clone", "--", "-q"], "repo fork", ["-q"], 4),
+        (["repo", "fork", "--org=acme", "a/b", "--", "-q"], "repo fork", ["-q"], 4),
+        (["gist", "clone", "g", "d", "--", "-q"], "gist clone", ["-q", "d"], 4),
+    ],
+)
+def test_gh_git_clone_reads_the_args_gh_hands_to_git(
+    args: list[str], command: str, git: list[str], dash: int | None
+) -> None:
+    found = gh_git_clone(args)
+    assert found is not None and not found.problem, found
+    assert found.command == command
+    assert [args[i] for i in found.indexes] == git
+    assert found.dash == dash
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["repo", "clone", "--depth", "1", "a/b"], "'--depth' is not a flag runtime knows"),
+        (["repo", "clone", "-x", "a/b", "--", "-q"], "'-x' is not a flag runtime knows"),
+        (["repo", "--help", "clone", "a/b"], "an option comes between 'gh repo' and 'clone'"),
+    ],
+)
+def test_gh_git_clone_args_it_cannot_read(args: list[str], problem: str) -> None:
+    found = gh_git_clone(args)
+    assert found is not None and problem in found.problem, found
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["repo", "view", "a/b", "--", "x"], ["pr", "checkout", "1"], ["repo"], ["api", "/x"]],
+)
+def test_gh_git_clone_is_none_for_other_gh_calls(args: list[str]) -> None:
+    assert gh_git_clone(args) is None
 
 
 GIT_ENTRIES = ["--upload-pack", "clone -u", "--output", "grep -O"]

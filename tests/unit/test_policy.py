@@ -18,7 +18,7 @@ from providers.github import PROVIDER as GITHUB
 from runtime.errors import ExitCode, InvalidPolicy
 from runtime.plan import policy as policy_module
 from runtime.plan.policy import Policy, load_policy, run_matches
-from runtime.provider import Decision
+from runtime.provider import Decision, Operation, Positional, bind, resolve_call
 
 
 @pytest.fixture(scope="module")
@@ -574,6 +574,96 @@ def test_gh_denied_runs(default: Policy) -> None:
         "denied_arguments: gh release download -D",
     )
     allowed(default.decide_binary("gh", ["release", "download", "v1", "-p", "*.tgz"]))
+
+
+EXT = "url.ext::sh -c touch% pwned% #.insteadOf=https://github.com/"
+
+
+@pytest.mark.parametrize(
+    ("args", "rule"),
+    [
+        # gh hands the args after its `--` to git clone: decided as git's
+        (
+            ["repo", "clone", "a/b", "d", "--", "--config=protocol.ext.allow=always"],
+            "denied_arguments: git --config",
+        ),
+        (["repo", "clone", "a/b", "d", "--", f"--config={EXT}"], "denied_arguments: git --config"),
+        (["repo", "clone", "a/b", "--", "-c", EXT], "denied_arguments: git clone -c"),
+        (
+            ["repo", "clone", "a/b", "--", "-qcprotocol.ext.allow=always"],
+            "denied_arguments: git clone -c",
+        ),
+        (["repo", "clone", "a/b", "--", "--conf", EXT], "denied_arguments: git --config"),
+        (["repo", "clone", "a/b", "--", "-u", "touch pwned"], "denied_arguments: git clone -u"),
+        (["repo", "clone", "a/b", "--", "--upload-pack=x"], "denied_arguments: git --upload-pack"),
+        (["repo", "clone", "a/b", "--", "--template=t"], "denied_arguments: git --template"),
+        (
+            ["repo", "clone", "a/b", "--", "--separate-git-dir=s"],
+            "denied_arguments: git --separate-git-dir",
+        ),
+        (
+            ["repo", "fork", "a/b", "--clone", "--", "--config=core.fsmonitor=x"],
+            "denied_arguments: git --config",
+        ),
+        # a form runtime cannot read as gh reads it
+        (["repo", "clone", "--depth=1", "a/b", "--", "-q"], "built-in: gh repo clone hands args"),
+        (["repo", "-h", "clone", "a/b", "--", "-q"], "built-in: gh repo clone hands args"),
+    ],
+)
+def test_the_args_gh_hands_to_git_clone_are_decided_as_gits(
+    default: Policy, args: list[str], rule: str
+) -> None:
+    decision = default.decide_binary("gh", args)
+    refused(decision, rule)
+    if rule.startswith("denied"):
+        assert f"gh {args[0]} {args[1]} runs `git clone" in decision.reason
+
+
+def test_the_args_gh_hands_to_git_clone_keep_gits_literal_options(default: Policy) -> None:
+    authored = ["repo", "clone", "a/b", "--", "--reference", "${r}"]
+    decision = default.decide_binary("gh", [*authored[:-1], "../x"], authored=authored)
+    refused(decision, "literal_options: git --reference")
+    assert "input 'r'" in decision.reason
+
+
+def test_a_provider_operation_that_runs_gh_repo_clone_is_decided_the_same(
+    default: Policy,
+) -> None:
+    """The github provider declares no such operation; one that did would be decided as
+    the binary step is (decide_call decides its program's call with decide_binary)."""
+    operation = Operation(
+        words=("repo", "clone"),
+        summary="clone",
+        transport="cli",
+        effect="write",
+        positionals=(Positional("REPO"),),
+        passthrough=True,
+        program="gh",
+    )
+    authored = ["a/b", "d", "--", "${a}", "--config=protocol.ext.allow=always"]
+    resolved = ["a/b", "d", "--", "--depth=1", "--config=protocol.ext.allow=always"]
+    call = resolve_call(bind(operation, authored)[0], resolved)
+    refused(
+        default.decide_call(GITHUB, operation, call, authored=authored),
+        "denied_arguments: git --config",
+    )
+    safe = ["a/b", "d", "--", "--depth=1"]
+    allowed(default.decide_call(GITHUB, operation, resolve_call(bind(operation, safe)[0], safe)))
+
+
+def test_ordinary_gh_clones_are_allowed(default: Policy, tmp_path: Path) -> None:
+    for args in (
+        ["repo", "clone", "a/b"],
+        ["repo", "clone", "a/b", "dir", "--", "--depth=1", "--single-branch"],
+        ["repo", "clone", "-u", "up", "a/b", "--", "--filter=blob:none"],
+        ["repo", "fork", "a/b", "--clone", "--remote", "--", "--depth", "1"],
+        ["repo", "view", "a/b", "--", "--config=x"],  # view hands nothing to git
+    ):
+        allowed(default.decide_binary("gh", args))
+    # a user policy that denies git denies the git gh would run with it
+    denying = load_policy(user_policy(tmp_path, "denied_binaries: [git]\n"))
+    refused(denying.decide_binary("gh", ["repo", "clone", "a/b"]), "denied_binaries: git")
+    allowed(denying.decide_binary("gh", ["pr", "list"]))
 
 
 @pytest.mark.parametrize(
