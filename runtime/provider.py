@@ -21,7 +21,8 @@ import contract holds it). What is here, in the order a step meets it:
   refusal (:class:`PolicyRefusal`, :class:`MissingCredential`,
   :class:`MissingCapability`), each with its exit code (``runtime.errors``);
 * what a provider declares besides its operations (:class:`CredentialKind`,
-  :class:`Setting`) and the :class:`Provider` protocol itself, whose optional
+  :class:`Setting`, the :class:`ProgramProfile` of a program it runs, with the
+  grammar the policy reads: :class:`ApiRequest`, :class:`Handover`) and the :class:`Provider` protocol itself, whose optional
   hooks have defaults in :class:`ProviderBase`;
 * the diagnostic event stream (:func:`get_logger`, a :class:`Logger` that does
   nothing while ``--log-level`` is off; ask :meth:`Logger.enabled` before

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from runtime.provider import ProgramProfile
+from runtime.provider import ProgramProfile, Provider
 
 # git's global options, before its subcommand: option -> takes a value (git(1))
 GIT_GLOBAL_OPTIONS: dict[str, bool] = {
@@ -97,7 +97,7 @@ def profile(name: str, declared: Iterable[ProgramProfile]) -> ProgramProfile:
     )
 
 
-def owned_profile(name: str, owner: object | None) -> ProgramProfile:
+def owned_profile(name: str, owner: Provider | None) -> ProgramProfile:
     """The profile of ``name`` as the engine and ``owner`` (the provider that runs the
     program, or None) declare it."""
     return profile(name, getattr(owner, "programs", ()) if owner is not None else ())
