@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from providers.github.cli_args import GH
 from runtime.provider import (
     Action,
     BindingProblem,
@@ -428,7 +429,7 @@ SETTINGS = (
 # gh reaches the GitHub host and runs git (repo clone, pr checkout); git, as a binary step
 # or under gh, reaches the same host: no other network, and no other program
 PROGRAMS = (
-    ProgramProfile("gh", runs=("git",), hosts_of=("github",)),
+    GH,
     ProgramProfile("git", hosts_of=("github",)),
 )
 

@@ -15,8 +15,9 @@ from typing import Any
 from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
-from runtime.plan.binary import gh_targets, input_misuses, references
+from runtime.plan.binary import input_misuses, references
 from runtime.plan.policy import program_actions
+from runtime.plan.programs import owned_profile
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
 from runtime.provider import (
@@ -27,6 +28,7 @@ from runtime.provider import (
     Inspection,
     Operation,
     Piece,
+    ProgramProfile,
     argument_problems,
     bind,
     match_operation,
@@ -149,7 +151,7 @@ def build_plan(
             planned.waiting = tuple(dict.fromkeys(n for n in named if n in missing))
     if refuse:
         if inputs:
-            _refuse_inputs_as_options(cap, steps)
+            _refuse_inputs_as_options(cap, steps, ws)
         _refuse_bad_arguments(cap, steps)
     return Plan(cap, dict(inputs), steps)
 
@@ -196,19 +198,24 @@ def _hosts(services: Any, credential: str, host: str) -> tuple[str, ...]:
     return (host, *(aliases(host) if aliases is not None else ()))
 
 
-def _pinned(program: str, args: list[str], hosts: tuple[str, ...], decision: Decision) -> Decision:
-    """gh talks only to the host its credential is for: a ``--repo HOST/...``, a URL or a
-    ``--hostname`` naming another host is refused (the token would go there)."""
-    if program != "gh":
+def _pinned(
+    program: ProgramProfile, args: list[str], hosts: tuple[str, ...], decision: Decision
+) -> Decision:
+    """A program whose profile reads the hosts its args name (gh:
+    :attr:`ProgramProfile.named_hosts`) talks only to the host its credential is for: a
+    ``--repo HOST/...``, a URL or a ``--hostname`` naming another host is refused (the
+    token would go there)."""
+    if program.named_hosts is None:
         return decision
+    name = program.name
     allowed = {h.lower() for h in hosts}
-    for what, target in gh_targets(args):
+    for what, target in program.named_hosts(args):
         if target not in allowed:
             return Decision(
                 False,
-                "built-in: gh is pinned to its host",
-                f"'{what}' names the host {target}, not {hosts[0]}, which gh's token is for",
-                "gh talks only to the host of the run (the context's host setting); "
+                f"built-in: {name} is pinned to its host",
+                f"'{what}' names the host {target}, not {hosts[0]}, which {name}'s token is for",
+                f"{name} talks only to the host of the run (the context's host setting); "
                 "name repositories as OWNER/REPO",
             )
     return decision
@@ -233,8 +240,9 @@ def pieces(text: str, inputs: Mapping[str, str]) -> tuple[Piece, ...]:
     return tuple(out)
 
 
-def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None:
-    """Every input that would become an option, once per step, at its file:line:column."""
+def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep], ws: Workspace) -> None:
+    """Every input that would become an option, once per step, at its file:line:column
+    (read with the program's profile: the engine's and its owner's)."""
     problems: list[Problem] = []
     names: dict[str, None] = {}
     where: dict[int, None] = {}
@@ -244,8 +252,15 @@ def _refuse_inputs_as_options(cap: Capability, steps: list[PlannedStep]) -> None
             continue
         step = planned.step
         seen: set[str] = set()
-        program = planned.binary or (planned.operation.program if planned.operation else None)
-        for misuse in input_misuses(step.arg_texts, planned.args, program):
+        program = planned.program
+        assert program is not None
+        owner = (
+            ws.registry.get(planned.provider)
+            if planned.provider is not None
+            else ws.registry.program_owner(program)
+        )
+        profile = owned_profile(program, owner)
+        for misuse in input_misuses(step.arg_texts, planned.args, profile):
             if misuse.inputs[0] in seen:
                 continue
             seen.add(misuse.inputs[0])
@@ -301,7 +316,12 @@ def plan_step(
         credential = policy.credential_for_binary(step.binary)
         if decision.allowed and credential is not None:
             host = services.auth.default_host(credential)
-            decision = _pinned(step.binary, resolved, _hosts(services, credential, host), decision)
+            decision = _pinned(
+                owned_profile(step.binary, owner),
+                resolved,
+                _hosts(services, credential, host),
+                decision,
+            )
         return PlannedStep(
             step.index,
             step,
@@ -358,7 +378,12 @@ def plan_step(
         and inspection.credential_host
     ):
         hosts = _hosts(services, operation.credential, inspection.credential_host)
-        decision = _pinned(operation.program, [*operation.words, *resolved[n:]], hosts, decision)
+        decision = _pinned(
+            owned_profile(operation.program, provider),
+            [*operation.words, *resolved[n:]],
+            hosts,
+            decision,
+        )
     return PlannedStep(
         step.index,
         step,

@@ -36,28 +36,29 @@ from typing import Any
 
 from runtime.document.schema import Bool, List, Map, Msg, Number, Text, load
 from runtime.errors import InvalidPolicy
-from runtime.plan.binary import (
-    GhGitClone,
+from runtime.plan.binary import git_config_reads, literal_option_uses
+from runtime.plan.programs import owned_profile
+from runtime.provider import UNKNOWN as UNKNOWN
+from runtime.provider import (
+    Action,
+    Binding,
+    BoundCall,
+    Decision,
+    Handover,
+    Operation,
+    Piece,
+    ProgramProfile,
+    Provider,
     Subcommand,
-    find_subcommand,
-    gh_api_call,
-    gh_git_clone,
-    gh_graphql,
-    git_config_reads,
-    jq_reads_environment,
-    literal_option_uses,
-    option_values,
 )
-from runtime.provider import Action, Binding, BoundCall, Decision, Operation, Piece, Provider
 from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})
 
-# What stands for an input's value when a step is decided before its inputs are known
-# (validation): no value contains it (an input with a NUL is refused). A rule that would
-# decide on it does not decide: the subcommand, a glob, the reading form of git config
-# are left to plan time, so that what is refused here is refused whatever the inputs are.
-UNKNOWN = "\x00"
+# UNKNOWN (runtime.provider) stands for an input's value when a step is decided before
+# its inputs are known (validation): a rule that would decide on it does not decide: the
+# subcommand, a glob, the reading form of git config are left to plan time, so that what
+# is refused here is refused whatever the inputs are.
 
 
 @dataclass
@@ -151,8 +152,11 @@ class Policy:
     ) -> Decision:
         """The decision for ``name`` run with ``args`` (resolved); ``authored`` are the same
         args as written in the capability (None for a command typed by the user);
-        ``api_owner`` the provider whose ``api`` operation the program's ``api`` subcommand
-        stands for (github for gh), and whose GraphQL operation ``gh api graphql`` does."""
+        ``api_owner`` the provider that runs the program (github for gh): the program's
+        grammar is read from its profile (:func:`runtime.plan.programs.owned_profile`),
+        and the program's ``api`` subcommand stands for the owner's ``api`` operation,
+        ``gh api graphql`` for its GraphQL operation. Without an owner, only the engine's
+        own profiles (git's) are known."""
         if name in NEVER_BINARIES or real_name in NEVER_BINARIES:
             return Decision(
                 False, "built-in: runtime never runs itself", "no capability-to-capability calls"
@@ -173,21 +177,16 @@ class Policy:
                 f"{name} is not in allowed_binaries",
                 "a user policy can allow more binaries (allowed_binaries in policy.yaml)",
             )
-        sub = find_subcommand(name, args)
+        profile = owned_profile(name, api_owner)
+        sub = profile.subcommand(args)
         if name in self.allowed_subcommands:
-            decision = self._decide_subcommand(name, args, sub, api_owner)
+            decision = self._decide_subcommand(name, args, sub, api_owner, profile)
             if decision is not None:
                 return decision
-        if name == "gh":
-            for expression in option_values(args, "--jq", "-q"):
-                if UNKNOWN not in expression and jq_reads_environment(expression):
-                    return Decision(
-                        False,
-                        "built-in: gh's jq never reads the environment",
-                        f"the jq expression {expression!r} reads the environment, where gh "
-                        "keeps its token",
-                        "select fields of the response only (env and $ENV are refused)",
-                    )
+        if profile.refusal is not None:
+            refused = profile.refusal(args)
+            if refused is not None:
+                return refused
         if authored is not None:
             for use in literal_option_uses(
                 authored, list(self.literal_options.get(name, {})), sub.name
@@ -207,48 +206,61 @@ class Policy:
                     f"denied_arguments: {name} {' '.join(run)} ({source})",
                     "the arguments contain a denied run",
                 )
-        if name == "gh":
-            forwarded = gh_git_clone(args)
-            if forwarded is not None:
-                refused = self._decide_gh_git_clone(forwarded, args, authored)
-                if refused is not None:
-                    return refused
+        forwarded = profile.hands_over(args) if profile.hands_over is not None else None
+        if forwarded is not None:
+            refused = self._decide_handover(name, forwarded, args, authored, api_owner)
+            if refused is not None:
+                return refused
         return Decision(True, f"allowed_binaries: {name} ({self.allowed_binaries[name]})")
 
-    def _decide_gh_git_clone(
-        self, forwarded: GhGitClone, args: Sequence[str], authored: Sequence[str] | None
+    def _decide_handover(
+        self,
+        name: str,
+        forwarded: Handover,
+        args: Sequence[str],
+        authored: Sequence[str] | None,
+        owner: Provider | None,
     ) -> Decision | None:
-        """gh runs ``git clone`` with the args after its ``--``: they are decided as a
-        binary step's ``git clone ARGS`` would be (subcommand, literal options, denied
-        runs: ``--config``, ``-c``, ``--upload-pack``...), or refused when they cannot be
-        read. None when git's decision allows them."""
-        command = forwarded.command
+        """A program that hands args to another (gh runs ``git clone`` with the args after
+        its ``--``): they are decided as a binary step's call of that program would be
+        (``git clone ARGS``: subcommand, literal options, denied runs: ``--config``,
+        ``-c``, ``--upload-pack``...), with its profile (the engine's and ``owner``'s), or
+        refused when they cannot be read. None when that decision allows them."""
+        command, program = forwarded.command, forwarded.program
+        called = " ".join((program, *forwarded.words))
         if forwarded.problem:
             return Decision(
                 False,
-                f"built-in: gh {command} hands args to git clone",
+                f"built-in: {name} {command} hands args to {called}",
                 forwarded.problem,
-                f"write gh {command} REPO [DIR] with gh's own flags before its `--` "
-                "(those gh documents), then the args for git clone",
+                forwarded.hint,
             )
-        git_args = ["clone", *(args[i] for i in forwarded.indexes)]
-        git_authored = (
-            ["clone", *(authored[i] for i in forwarded.indexes)] if authored is not None else None
+        handed = [*forwarded.words, *(args[i] for i in forwarded.indexes)]
+        handed_authored = (
+            [*forwarded.words, *(authored[i] for i in forwarded.indexes)]
+            if authored is not None
+            else None
         )
-        decision = self.decide_binary("git", git_args, authored=git_authored)
+        decision = self.decide_binary(program, handed, authored=handed_authored, api_owner=owner)
         if decision.allowed:
             return None
         said = decision.reason or "it is refused"
-        run = " ".join(git_args)
+        run = " ".join(handed)
         run = run if len(run) <= 60 else run[:57] + "..."
         return decision._replace(
-            reason=f"gh {command} runs `git {run}` with the args after its `--`: {said}",
+            reason=f"{name} {command} runs `{program} {run}` with the args after its `--`: {said}",
             hint=decision.hint
-            or "the args after gh's `--` are decided as a git step's `git clone` would be",
+            or f"the args after {name}'s `--` are decided as a {program} step's `{called}` "
+            "would be",
         )
 
     def _decide_subcommand(
-        self, name: str, args: Sequence[str], sub: Subcommand, api_owner: Provider | None
+        self,
+        name: str,
+        args: Sequence[str],
+        sub: Subcommand,
+        api_owner: Provider | None,
+        profile: ProgramProfile,
     ) -> Decision | None:
         allowed = self.allowed_subcommands[name]
         listing = ", ".join(sorted(allowed))
@@ -294,16 +306,17 @@ class Policy:
                 "configuration written by a capability could make git run programs; "
                 "set it in the repository yourself if it is really needed",
             )
-        if name == "gh" and sub.name == "api" and api_owner is not None:
-            call = gh_api_call(rest)
+        if (
+            api_owner is not None
+            and profile.read_api is not None
+            and profile.api is not None
+            and sub.name == profile.api
+        ):
+            what = f"{name} {sub.name}"
+            call = profile.read_api(rest)
             if call.problem:
                 return Decision(
-                    False,
-                    "built-in: gh api must be readable",
-                    call.problem,
-                    f"runtime decides gh api like the {api_owner.name} provider's api "
-                    "operation; use the options gh documents (-X, -f, -F, -H, --jq, "
-                    "--paginate...)",
+                    False, f"built-in: {what} must be readable", call.problem, call.hint
                 )
             # DELETE destroys, as the api operation declares it does
             effect = "destroy" if call.method.upper() == "DELETE" else None
@@ -312,31 +325,33 @@ class Policy:
             )
             if not decision.allowed:
                 return decision._replace(
-                    reason=decision.reason or f"gh api {call.method} {call.route}",
+                    reason=decision.reason or f"{what} {call.method} {call.route}",
                 )
-            graphql = gh_graphql(call)
-            if graphql is not None:
-                return self._decide_graphql(api_owner, graphql.documents, graphql.problem)
+            if call.graphql:
+                return self._decide_graphql(
+                    api_owner, call.documents, call.graphql_problem, f"{what} graphql"
+                )
         return None
 
     def _decide_graphql(
-        self, owner: Provider, documents: Sequence[str], problem: str
+        self, owner: Provider, documents: Sequence[str], problem: str, what: str
     ) -> Decision | None:
-        """``gh api graphql``: each document decided as the owner's GraphQL operation would
-        decide it (``github graphql DOCUMENT``); None when each is allowed."""
+        """``gh api graphql`` (``what``): each document decided as the owner's GraphQL
+        operation would decide it (``github graphql DOCUMENT``); None when each is
+        allowed."""
         hint = (
             "write the document in the capability, as -f query='...'; or use the "
             f"{owner.name} provider's graphql operation"
         )
         if problem:
-            return Decision(False, "built-in: gh api graphql must be readable", problem, hint)
+            return Decision(False, f"built-in: {what} must be readable", problem, hint)
         if not documents:
             return None  # no document: GitHub has nothing to run
         operation = document_operation(owner)
         if operation is None:
             return Decision(
                 False,
-                "built-in: gh api graphql must be readable",
+                f"built-in: {what} must be readable",
                 f"the {owner.name} provider declares no GraphQL operation that reads the "
                 "document, so what it does cannot be decided",
                 hint,
@@ -347,7 +362,7 @@ class Policy:
                 owner.name, operation, call, [*operation.words, document]
             )
             if not decision.allowed:
-                return decision._replace(reason=decision.reason or "gh api graphql")
+                return decision._replace(reason=decision.reason or what)
         return None
 
     # -- operations -----------------------------------------------------------
@@ -615,18 +630,22 @@ def document_call(operation: Operation, document: str) -> BoundCall:
 
 def program_actions(name: str, args: Sequence[str], owner: Provider | None) -> tuple[Action, ...]:
     """What a binary step's call does, action by action, as its owner reads it: the
-    mutations of the documents ``gh api graphql`` sends (for the plan to show)."""
-    if name != "gh" or owner is None:
+    mutations of the documents ``gh api graphql`` sends (for the plan to show), read by
+    the program's profile (its ``api`` subcommand's ``read_api``)."""
+    if owner is None:
         return ()
-    sub = find_subcommand(name, args)
-    if sub.name != "api" or sub.problem:
+    profile = owned_profile(name, owner)
+    if profile.api is None or profile.read_api is None:
         return ()
-    graphql = gh_graphql(gh_api_call(args[sub.position + 1 :]))
+    sub = profile.subcommand(args)
+    if sub.name != profile.api or sub.problem:
+        return ()
+    request = profile.read_api(args[sub.position + 1 :])
     operation = document_operation(owner)
-    if graphql is None or operation is None:
+    if not request.graphql or operation is None:
         return ()
     found: dict[str, Action] = {}
-    for document in graphql.documents:
+    for document in request.documents:
         for action in operation.known_actions(document_call(operation, document)):
             found.setdefault(action.name, action)
     return tuple(found.values())

@@ -19,7 +19,7 @@ import pytest
 
 from providers.github import PROVIDER as GITHUB
 from providers.github import mutations, mutations_build
-from runtime.plan.binary import gh_api_call, gh_graphql
+from providers.github.cli_args import gh_api_call, gh_graphql
 from runtime.plan.policy import Policy, document_call, load_policy, program_actions
 from runtime.provider import Action, Decision, bind, resolve_call
 

@@ -14,23 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from providers.github import PROVIDER as GITHUB
+from providers.github.cli_args import gh_api_call, gh_git_clone, gh_targets, option_values
 from runtime.document.grammar import check_capability
 from runtime.document.loader import parse_document
 from runtime.document.model import Capability
 from runtime.document.validate import Resolved, check_steps
 from runtime.errors import ExitCode, UsageError
-from runtime.plan.binary import (
-    find_subcommand,
-    gh_api_call,
-    gh_git_clone,
-    gh_targets,
-    git_config_reads,
-    input_misuses,
-    literal_option_uses,
-    option_values,
-)
+from runtime.plan.binary import git_config_reads, input_misuses, literal_option_uses
 from runtime.plan.build import Plan, build_plan
 from runtime.plan.policy import Policy, load_policy
+from runtime.plan.programs import owned_profile
 from runtime.provider import Piece
 from runtime.redact import Redactor
 from runtime.services import RunServices
@@ -567,9 +561,12 @@ def test_input_misuses(
 def test_input_misuses_after_ghs_separator(
     authored: list[str], resolved: list[str], expected: list[int]
 ) -> None:
-    found = input_misuses(authored, resolved, "gh")
+    found = input_misuses(authored, resolved, owned_profile("gh", GITHUB))
     assert [m.arg_index for m in found] == expected
-    assert [m.arg_index for m in input_misuses(authored, resolved, "jq")] == []
+    jq = owned_profile("jq", GITHUB)
+    assert [m.arg_index for m in input_misuses(authored, resolved, jq)] == []
+    # without its owner, gh's grammar is not known: nothing is handed over
+    assert [m.arg_index for m in input_misuses(authored, resolved, owned_profile("gh", None))] == []
 
 
 @pytest.mark.parametrize(
@@ -682,7 +679,8 @@ def test_literal_option_uses_without_entries_for_the_subcommand() -> None:
 def test_find_subcommand(
     binary: str, args: list[str], name: str | None, position: int, problem: str
 ) -> None:
-    found = find_subcommand(binary, args)
+    # the engine knows git's global options, the github provider gh's
+    found = owned_profile(binary, GITHUB).subcommand(args)
     assert (found.name, found.position) == (name, position)
     assert found.problem.startswith(problem) and bool(found.problem) == bool(problem)
 

@@ -336,11 +336,22 @@ def test_refused_git_subcommands(default: Policy, args: list[str], reason: str) 
 
 
 def test_gh_subcommands(default: Policy) -> None:
-    allowed(default.decide_binary("gh", ["pr", "list"]))
-    allowed(default.decide_binary("gh", ["--version"]))
-    allowed(default.decide_binary("gh", ["--help", "repo", "view"]))
-    refused(default.decide_binary("gh", ["extension", "exec", "x"]), "allowed_subcommands: gh")
-    refused(default.decide_binary("gh", ["-R", "a/b", "pr", "list"]), "allowed_subcommands: gh")
+    allowed(default.decide_binary("gh", ["pr", "list"], api_owner=GITHUB))
+    allowed(default.decide_binary("gh", ["--version"], api_owner=GITHUB))
+    allowed(default.decide_binary("gh", ["--help", "repo", "view"], api_owner=GITHUB))
+    refused(
+        default.decide_binary("gh", ["extension", "exec", "x"], api_owner=GITHUB),
+        "allowed_subcommands: gh",
+    )
+    refused(
+        default.decide_binary("gh", ["-R", "a/b", "pr", "list"], api_owner=GITHUB),
+        "allowed_subcommands: gh",
+    )
+    # gh's grammar is its provider's (github's profile of it): without its owner, gh is a
+    # program runtime knows nothing of, so an option before the subcommand is not read
+    decision = default.decide_binary("gh", ["--version"])
+    refused(decision, "allowed_subcommands: gh")
+    assert decision.reason.startswith("'--version' before the subcommand is not a global")
 
 
 def test_a_binary_without_listed_subcommands_takes_any_first_arg(default: Policy) -> None:
@@ -417,19 +428,23 @@ def test_git_config_is_decided_after_global_options(default: Policy) -> None:
 def test_gh_options_an_input_may_not_fill(
     default: Policy, authored: list[str], resolved: list[str], option: str
 ) -> None:
-    decision = default.decide_binary("gh", resolved, authored=authored)
+    decision = default.decide_binary("gh", resolved, authored=authored, api_owner=GITHUB)
     refused(decision, f"literal_options: gh {option} (default)")
     assert "would come from input" in decision.reason
     # the same value written in the capability is allowed
-    allowed(default.decide_binary("gh", resolved, authored=resolved))
+    allowed(default.decide_binary("gh", resolved, authored=resolved, api_owner=GITHUB))
     # a command typed by the user has no authored form: nothing came from an input
-    allowed(default.decide_binary("gh", resolved, authored=None))
+    allowed(default.decide_binary("gh", resolved, authored=None, api_owner=GITHUB))
 
 
 def test_a_scoped_short_option_counts_for_its_subcommand_only(default: Policy) -> None:
     # gh's -t is --template for api, --title for pr create
     authored = ["pr", "create", "-t", "${title}", "-b", "x"]
-    allowed(default.decide_binary("gh", ["pr", "create", "-t", "T", "-b", "x"], authored=authored))
+    allowed(
+        default.decide_binary(
+            "gh", ["pr", "create", "-t", "T", "-b", "x"], authored=authored, api_owner=GITHUB
+        )
+    )
     # git's -u is --upload-pack for clone, --set-upstream for push
     pushed = default.decide_binary(
         "git", ["push", "-u", "origin", "main"], authored=["push", "-u", "${remote}", "main"]
@@ -463,10 +478,17 @@ def test_long_options_an_input_may_not_fill_include_abbreviations(
 
 def test_an_input_after_an_authored_separator_fills_no_option(default: Policy) -> None:
     resolved = ["pr", "view", "--", "--template={{.}}"]
-    allowed(default.decide_binary("gh", resolved, authored=["pr", "view", "--", "--template=${p}"]))
+    allowed(
+        default.decide_binary(
+            "gh", resolved, authored=["pr", "view", "--", "--template=${p}"], api_owner=GITHUB
+        )
+    )
     refused(
         default.decide_binary(
-            "gh", ["pr", "view", "--template={{.}}"], authored=["pr", "view", "--template=${p}"]
+            "gh",
+            ["pr", "view", "--template={{.}}"],
+            authored=["pr", "view", "--template=${p}"],
+            api_owner=GITHUB,
         ),
         "literal_options: gh --template",
     )
@@ -564,16 +586,20 @@ def test_runs_that_are_not_the_denied_ones(default: Policy, args: list[str]) -> 
 
 
 def test_gh_denied_runs(default: Policy) -> None:
-    refused(default.decide_binary("gh", ["auth", "token"]), "allowed_subcommands: gh")
     refused(
-        default.decide_binary("gh", ["repo", "delete", "a/b", "--yes"]),
+        default.decide_binary("gh", ["auth", "token"], api_owner=GITHUB), "allowed_subcommands: gh"
+    )
+    refused(
+        default.decide_binary("gh", ["repo", "delete", "a/b", "--yes"], api_owner=GITHUB),
         "denied_arguments: gh repo delete",
     )
     refused(
-        default.decide_binary("gh", ["release", "download", "v1", "-Ddir"]),
+        default.decide_binary("gh", ["release", "download", "v1", "-Ddir"], api_owner=GITHUB),
         "denied_arguments: gh release download -D",
     )
-    allowed(default.decide_binary("gh", ["release", "download", "v1", "-p", "*.tgz"]))
+    allowed(
+        default.decide_binary("gh", ["release", "download", "v1", "-p", "*.tgz"], api_owner=GITHUB)
+    )
 
 
 EXT = "url.ext::sh -c touch% pwned% #.insteadOf=https://github.com/"
@@ -613,7 +639,7 @@ EXT = "url.ext::sh -c touch% pwned% #.insteadOf=https://github.com/"
 def test_the_args_gh_hands_to_git_clone_are_decided_as_gits(
     default: Policy, args: list[str], rule: str
 ) -> None:
-    decision = default.decide_binary("gh", args)
+    decision = default.decide_binary("gh", args, api_owner=GITHUB)
     refused(decision, rule)
     if rule.startswith("denied"):
         assert f"gh {args[0]} {args[1]} runs `git clone" in decision.reason
@@ -621,7 +647,9 @@ def test_the_args_gh_hands_to_git_clone_are_decided_as_gits(
 
 def test_the_args_gh_hands_to_git_clone_keep_gits_literal_options(default: Policy) -> None:
     authored = ["repo", "clone", "a/b", "--", "--reference", "${r}"]
-    decision = default.decide_binary("gh", [*authored[:-1], "../x"], authored=authored)
+    decision = default.decide_binary(
+        "gh", [*authored[:-1], "../x"], authored=authored, api_owner=GITHUB
+    )
     refused(decision, "literal_options: git --reference")
     assert "input 'r'" in decision.reason
 
@@ -659,11 +687,14 @@ def test_ordinary_gh_clones_are_allowed(default: Policy, tmp_path: Path) -> None
         ["repo", "fork", "a/b", "--clone", "--remote", "--", "--depth", "1"],
         ["repo", "view", "a/b", "--", "--config=x"],  # view hands nothing to git
     ):
-        allowed(default.decide_binary("gh", args))
+        allowed(default.decide_binary("gh", args, api_owner=GITHUB))
     # a user policy that denies git denies the git gh would run with it
     denying = load_policy(user_policy(tmp_path, "denied_binaries: [git]\n"))
-    refused(denying.decide_binary("gh", ["repo", "clone", "a/b"]), "denied_binaries: git")
-    allowed(denying.decide_binary("gh", ["pr", "list"]))
+    refused(
+        denying.decide_binary("gh", ["repo", "clone", "a/b"], api_owner=GITHUB),
+        "denied_binaries: git",
+    )
+    allowed(denying.decide_binary("gh", ["pr", "list"], api_owner=GITHUB))
 
 
 @pytest.mark.parametrize(
@@ -806,11 +837,11 @@ def test_a_jq_expression_that_reads_the_environment_is_refused(
 def test_a_jq_expression_that_only_selects_fields_is_allowed(
     default: Policy, expression: str
 ) -> None:
-    allowed(default.decide_binary("gh", ["pr", "list", "--jq", expression]))
+    allowed(default.decide_binary("gh", ["pr", "list", "--jq", expression], api_owner=GITHUB))
 
 
 def test_a_jq_expression_after_the_separator_is_not_an_option(default: Policy) -> None:
-    allowed(default.decide_binary("gh", ["pr", "view", "--", "--jq", "env"]))
+    allowed(default.decide_binary("gh", ["pr", "view", "--", "--jq", "env"], api_owner=GITHUB))
 
 
 # -- decide_operation --------------------------------------------------------------------------
