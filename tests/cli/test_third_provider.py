@@ -79,3 +79,20 @@ def test_its_credential_setting_and_scaffold_come_from_its_declaration(
     made = run("capability", "new", "greet", "--provider", "echo")
     assert made.code == 0, made.stderr
     assert "provider: echo" in (work / "capabilities" / "greet.md").read_text()
+
+
+def test_a_value_its_declaration_refuses_is_a_usage_error_not_a_bug(
+    run: Callable[..., Result], work: Path
+) -> None:
+    """The option's declared type refuses what the provider could not take, at its place,
+    as the built-in providers' options do: never an internal error in execute."""
+    typed = run("echo", "say", "hi", "times=x")
+    assert typed.code == 2, typed.stdout + typed.stderr
+    assert "times" in typed.stderr and "internal error" not in typed.stderr
+    write(
+        work / "cap.md",
+        capability("version: v1\nworkflow:\n  - provider: echo\n    args: [say, hi, times=0]\n"),
+    )
+    checked = run("capability", "validate", "cap.md")
+    assert checked.code == 2, checked.stdout + checked.stderr
+    assert "cap.md:" in checked.stdout + checked.stderr

@@ -28,7 +28,9 @@ OPERATIONS = (
         transport="local",
         effect="read",
         positionals=(Positional("TEXT", help="what to print"),),
-        options=(Option("times", "how many times"),),
+        # typed and bounded as a declaration: validation and plan refuse times=x or
+        # times=0 (exit 2, at its position) before execute ever sees it
+        options=(Option("times", "how many times", type="int", range=(1, 100)),),
         example="runtime echo say hello",
     ),
     Operation(
