@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from runtime.document.validate import Resolved
     from runtime.execute.engine import Reporter, RunResult
     from runtime.plan.build import Plan
-    from runtime.preflight.checks import Report
+    from runtime.preflight.report import Report
     from runtime.services import RunServices
     from runtime.workspace import Workspace
 

@@ -16,7 +16,6 @@ from runtime.cli.render import (
     err,
     out,
     plural,
-    problem_block,
     problem_line,
     step_ranges,
     table,
@@ -114,117 +113,26 @@ def validate_cmd(
     A folder is searched recursively; one that holds no capability is an error (exit 2),
     as a file that does not exist is.
     """
-    from runtime.document.catalog import resolve_many
-    from runtime.errors import NotFound, UsageError
-    from runtime.pipeline import Mode, Run, walk
-    from runtime.pipeline import validate as validated
+    from runtime.cli import validation
+    from runtime.errors import UsageError
 
     if format not in ("text", "plain", "github"):
         raise UsageError(f"--format must be text, plain or github, not '{format}'")
     ws = workspace()
     ensure_home(ws)
-    results: list[Any] = []  # the runs, walked to validate
-    skipped: list[str] = []
-    not_files: list[str] = []  # found in a folder, but not regular files: why, each
+    found = validation.Validated()
     for arg in targets:
-        found = resolve_many([arg], ws.sources, ws.cwd)
-        checked = len(results)
-        for target in found:
-            result = walk(
-                Run(ws, Mode.INSPECT, name=target.display, target=target, strict=strict),
-                until=validated,
-            )
-            odd = next((p for p in result.problems if p.code == "not-a-file"), None)
-            if odd is not None and not target.explicit:
-                skipped.append(target.display)
-                reason = odd.message.removeprefix("cannot read the file: it is ")
-                not_files.append(f"{target.display} skipped: {reason}")
-                continue
-            if (
-                (only_capabilities or not target.explicit)
-                and not result.has_runtime_block
-                and not any(p.is_error and p.code != "no-runtime-block" for p in result.problems)
-            ):
-                skipped.append(target.display)
-                continue
-            results.append(result)
-        if len(results) == checked and not any(t.explicit for t in found):
-            # a folder with nothing to check: said, as git says of a pathspec that
-            # matches no file (not "0 checked", which reads as a pass)
-            plain = len(found)
-            raise NotFound(
-                f"no capability found in {arg} ("
-                + (
-                    f"{plain} Markdown file{'s' if plain != 1 else ''} without a runtime block)"
-                    if plain
-                    else "it holds no Markdown file)"
-                ),
-                hint="a capability is a Markdown file with one ```runtime block; name "
-                "capability files, or a folder that holds some",
-            )
-    valid = sum(1 for r in results if r.ok)
-    invalid = len(results) - valid
-    errors = sum(1 for r in results for p in r.problems if p.is_error)
-    warnings = sum(1 for r in results for p in r.problems if not p.is_error)
-    ok = invalid == 0
+        named = validation.discover(ws, arg)
+        checked = len(found.results)
+        for target in named:
+            validation.check(ws, target, found, strict=strict, only_capabilities=only_capabilities)
+        if len(found.results) == checked and not any(t.explicit for t in named):
+            raise validation.nothing_found(arg, named)
     if json_mode():
-        emit_json(
-            {
-                "ok": ok,
-                "exit_code": 0 if ok else int(ExitCode.INVALID),
-                "capabilities": [
-                    {
-                        "path": r.target.display,
-                        "sha256": r.capability.sha256,
-                        "valid": r.ok,
-                        # a secret the environment holds, written into the file, is not
-                        # shown again (a source line or value a problem quotes)
-                        "problems": r.redactor.data([p.to_json() for p in r.problems]),
-                    }
-                    for r in results
-                ],
-                "skipped": skipped,
-                "summary": {
-                    "checked": len(results),
-                    "valid": valid,
-                    "invalid": invalid,
-                    "errors": errors,
-                    "warnings": warnings,
-                    "skipped": len(skipped),
-                },
-            }
-        )
+        validation.render_json(found)
     else:
-        for r in results:
-            lines = r.capability.document.text.splitlines() if r.capability.document.text else None
-            hide = r.redactor.text  # as in JSON: no secret of the environment is shown
-            for p in r.problems:
-                if format == "github":
-                    from runtime.cli.render import github_annotation
-
-                    out(hide(github_annotation(p)))
-                elif format == "plain":
-                    from runtime.cli.render import plain_line
-
-                    out(hide(plain_line(p)), styled=True)
-                else:
-                    for line in problem_block(p, lines, hide):
-                        out(hide(line), styled=True)
-        for line in not_files:
-            out(line)
-        without_block = len(skipped) - len(not_files)
-        skipped_text = f"{plural(without_block, 'Markdown file')} without a runtime block skipped"
-        if not results:  # only files named by pre-commit, none a capability
-            out(f"nothing to check: {skipped_text}")
-        else:
-            summary = (
-                f"{len(results)} checked: {valid} valid, {invalid} invalid "
-                f"({plural(errors, 'error')}, {plural(warnings, 'warning')})"
-            )
-            if without_block:
-                summary += f"; {skipped_text}"
-            out(summary)
-    if not ok:
+        validation.render_text(found, format)
+    if not found.ok:
         raise typer.Exit(int(ExitCode.INVALID))
 
 

@@ -19,7 +19,7 @@ STANDARD_KEYS = ("runtime", "tools", "network", "packages", "model", "cost-hints
 TYPED_SOURCE = "metadata.runtime.requirements"
 
 
-def _sanitize(url: str) -> str:
+def sanitize_url(url: str) -> str:
     """Scheme, host, port and path: a report never shows URL credentials, query or fragment."""
     from urllib.parse import urlsplit, urlunsplit
 
@@ -54,7 +54,7 @@ class Requirement:
 
     def to_json(self) -> dict[str, Any]:
         target = {
-            k: (_sanitize(v) if k in ("serverUrl", "url") and isinstance(v, str) else v)
+            k: (sanitize_url(v) if k in ("serverUrl", "url") and isinstance(v, str) else v)
             for k, v in self.target.items()
         }
         doc: dict[str, Any] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runtime.errors import MissingCapability, MissingCredential
-from runtime.preflight.checks import Report
+from runtime.preflight.report import Report
 
 
 def require_ready(report: Report) -> None:

@@ -3,7 +3,7 @@
 ``runtime capability preflight --live`` uses it to check declared ``mcpServer``,
 ``mcpTool`` and ``mcpResource`` requirements. The SDK is the optional extra
 ``runtime-engine[mcp]``: this module imports it at the top, and only
-:func:`runtime.preflight.checks.check_mcp` imports this module, on the
+:func:`runtime.preflight.network.check_mcp` imports this module, on the
 ``--live`` path (an ``ImportError`` there becomes an Unknown check that says
 how to install it).
 

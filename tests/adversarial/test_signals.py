@@ -708,7 +708,7 @@ def test_a_signal_between_steps_is_handled_and_recorded(
     after its ``step.start`` record -- is outside any step's own handling. The run must still end
     like an interrupted step: exit 130/143 (no traceback, no escaping exception), the audit log
     closed with ``run.end`` of that status and no ``step.start`` left without its ``step``."""
-    from runtime.cli.run_cmds import TextReporter
+    from runtime.cli.reporters import TextReporter
     from runtime.provider import Terminated
 
     error = Terminated if interrupt == "Terminated" else KeyboardInterrupt

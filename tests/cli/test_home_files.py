@@ -70,7 +70,7 @@ def test_a_users_file_named_like_a_temporary_is_never_swept(
 def test_a_temporary_runtime_left_is_swept_by_the_next_write(
     cli: Callable[..., Result], work: Path, home: Path
 ) -> None:
-    from providers.files.ops import TempNames
+    from providers.files.atomic import TempNames
     from runtime.home.layout import home_key
 
     assert cli("files", "write", "x.txt", "one").code == 0  # Home and its key exist

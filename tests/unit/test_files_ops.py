@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from providers.files import OPERATIONS
 from providers.files import ops as files_ops
+from providers.files.atomic import TempNames
 from providers.files.confine import Confined, UnusablePath, confine, open_parent
 from runtime.errors import PolicyRefusal
 from runtime.plan.policy import Policy, load_policy
@@ -728,7 +729,7 @@ def _dead_pid() -> int:
 
 def test_stale_temp_files_are_swept(root: Path) -> None:
     dead = _dead_pid()
-    names = files_ops.TempNames(lambda: home_key(runtime_home(root), "temporaries"))
+    names = TempNames(lambda: home_key(runtime_home(root), "temporaries"))
     stale = root / names.new("f.txt", pid=dead)
     live = root / names.new("f.txt", pid=os.getppid())
     other = root / names.new("g.txt", pid=dead)
@@ -745,11 +746,9 @@ def test_stale_temp_files_are_swept(root: Path) -> None:
 def test_the_sweep_never_deletes_a_file_runtime_did_not_name(root: Path, base: Path) -> None:
     """Only names tagged with this Home's key are runtime's: look-alikes stay."""
     dead = _dead_pid()
-    genuine = files_ops.TempNames(lambda: home_key(runtime_home(root), "temporaries")).new(
-        "f.txt", pid=dead
-    )
+    genuine = TempNames(lambda: home_key(runtime_home(root), "temporaries")).new("f.txt", pid=dead)
     tag = genuine.rsplit("-", 1)[1]
-    foreign = files_ops.TempNames(lambda: home_key(base / "another-home", "temporaries")).new(
+    foreign = TempNames(lambda: home_key(base / "another-home", "temporaries")).new(
         "f.txt", pid=dead
     )
     lookalikes = [
