@@ -14,11 +14,19 @@ import os
 import shlex
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 from runtime.cli.render import err
 from runtime.cli.session import reader_gone
 from runtime.text import printable
+
+if TYPE_CHECKING:
+    import threading
+
+    from runtime.execute.engine import StepResult
+    from runtime.plan.build import PlannedStep
+    from runtime.problems import Problem
+    from runtime.redact import Redactor
 
 
 def short_args(args: list[str], limit: int = 80) -> str:
@@ -26,7 +34,7 @@ def short_args(args: list[str], limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _emit(stream: Any, text: str) -> None:
+def _emit(stream: TextIO, text: str) -> None:
     """Write and flush; a reader that went away (EPIPE) ends the run like SIGPIPE would:
     the step's processes are stopped, the run is recorded, exit 141. Output lost
     otherwise (a full disk) does not stop the run: the exit code says it at the end."""
@@ -38,7 +46,7 @@ def _emit(stream: Any, text: str) -> None:
         raise Terminated(signal.SIGPIPE)
 
 
-def _emit_bytes(data: bytes, stream: Any = None) -> None:
+def _emit_bytes(data: bytes, stream: TextIO | None = None) -> None:
     """:func:`_emit` of bytes (stdout by default): written as they are, whatever the
     stream's encoding."""
     stream = stream or sys.stdout
@@ -65,13 +73,13 @@ def _utf8_bytes(text: str) -> bytes:
         return text.encode("utf-8", "backslashreplace")
 
 
-def _warn(warnings: list[Any]) -> None:
+def _warn(warnings: list[Problem]) -> None:
     """Before the first step: the capability's warnings, on stderr."""
     for p in warnings:
         err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
 
 
-def _failure_lines(result: Any, redactor: Any, indent: str) -> str:
+def _failure_lines(result: StepResult, redactor: Redactor, indent: str) -> str:
     """A failed step's error and hint, for stderr."""
     lines = ""
     if result.error:
@@ -91,13 +99,13 @@ class TextReporter:
     the JSON and raw outputs.
     """
 
-    def __init__(self, redactor: Any) -> None:
+    def __init__(self, redactor: Redactor) -> None:
         import threading
 
         self.redactor = redactor
         self.open_line = False
         # the stream the step's streamed output left without a final newline, if any
-        self.unterminated: Any = None
+        self.unterminated: TextIO | None = None  # the stream a line was left open on
         from runtime.log import ERROR, Logger
 
         # diagnostic events share stderr: with them on, no line is left open for an
@@ -111,7 +119,7 @@ class TextReporter:
 
         self.colour = colour_enabled(sys.stderr)  # asked once, not once per step
         self.lock = threading.Lock()
-        self.ticker: Any = None
+        self.ticker: threading.Timer | None = None
         self.line = ""
 
     def _tick(self, started: float) -> None:
@@ -138,15 +146,15 @@ class TextReporter:
                 if self.open_line:
                     _emit(sys.stderr, f"\r{self.line} ...\x1b[K")
 
-    def run_started(self, warnings: list[Any]) -> None:
+    def run_started(self, warnings: list[Problem]) -> None:
         _warn(warnings)
 
-    def _label(self, planned: Any, total: int) -> str:
+    def _label(self, planned: PlannedStep, total: int) -> str:
         shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
         args = short_args([self.redactor.text(a) for a in shown])
         return printable(f"[{planned.index}/{total}] {planned.label} {args}".rstrip())
 
-    def step_started(self, planned: Any, total: int) -> None:
+    def step_started(self, planned: PlannedStep, total: int) -> None:
         self.line = self._label(planned, total)
         # flushed: a pipe (a CI log) sees which step is running, not only its end
         _emit(sys.stderr, self.line + (" ...\n" if self.whole_lines else " ..."))
@@ -160,7 +168,7 @@ class TextReporter:
             self.ticker.daemon = True
             self.ticker.start()
 
-    def step_output(self, planned: Any, stream: str, text: str) -> None:
+    def step_output(self, planned: PlannedStep, stream: str, text: str) -> None:
         self._stop_ticker()
         if self.open_line:
             _emit(sys.stderr, "\n")
@@ -173,7 +181,7 @@ class TextReporter:
         if text:
             self.unterminated = None if text.endswith("\n") else target
 
-    def step_finished(self, result: Any, total: int) -> None:
+    def step_finished(self, result: StepResult, total: int) -> None:
         self._stop_ticker()
         status = result.status
         if self.colour:
@@ -205,17 +213,17 @@ class RawReporter:
     it streams), for piping; nothing of the other steps there. Programs' stderr, and a
     failed step's error, on stderr; no progress."""
 
-    def __init__(self, redactor: Any) -> None:
+    def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self.total = 0
 
-    def run_started(self, warnings: list[Any]) -> None:
+    def run_started(self, warnings: list[Problem]) -> None:
         _warn(warnings)
 
-    def step_started(self, planned: Any, total: int) -> None:
+    def step_started(self, planned: PlannedStep, total: int) -> None:
         self.total = total
 
-    def step_output(self, planned: Any, stream: str, text: str) -> None:
+    def step_output(self, planned: PlannedStep, stream: str, text: str) -> None:
         # a program's bytes as it wrote them: one that is not UTF-8 streams as the lone
         # surrogate that stands for it (an image `cat` writes stays that image)
         data = text.encode("utf-8", "surrogateescape")
@@ -224,7 +232,7 @@ class RawReporter:
         elif planned.index == self.total:
             _emit_bytes(data)
 
-    def step_finished(self, result: Any, total: int) -> None:
+    def step_finished(self, result: StepResult, total: int) -> None:
         outcome = result.outcome
         last = result.planned.index == total
         if last and result.failure is None and outcome is not None and not outcome.streamed:
@@ -252,17 +260,17 @@ class RawReporter:
 
 
 class QuietReporter:
-    def __init__(self, redactor: Any) -> None:
+    def __init__(self, redactor: Redactor) -> None:
         pass
 
-    def run_started(self, warnings: list[Any]) -> None:
+    def run_started(self, warnings: list[Problem]) -> None:
         pass
 
-    def step_started(self, planned: Any, total: int) -> None:
+    def step_started(self, planned: PlannedStep, total: int) -> None:
         pass
 
-    def step_output(self, planned: Any, stream: str, text: str) -> None:
+    def step_output(self, planned: PlannedStep, stream: str, text: str) -> None:
         pass
 
-    def step_finished(self, result: Any, total: int) -> None:
+    def step_finished(self, result: StepResult, total: int) -> None:
         pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -24,6 +24,17 @@ from runtime.cli.session import (
     workspace,
 )
 from runtime.errors import ExitCode
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from runtime.document.model import Capability
+    from runtime.execute.engine import RunResult
+    from runtime.pipeline import Run
+    from runtime.plan.build import Plan
+    from runtime.preflight.report import Report
+    from runtime.provider import Provider
+    from runtime.workspace import Workspace
 
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
@@ -69,7 +80,7 @@ TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM")
 def _signals_as_exceptions() -> Iterator[None]:
     from runtime.provider import Terminated
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated(signum)
 
     previous: dict[int, Any] = {}
@@ -84,26 +95,32 @@ def _signals_as_exceptions() -> Iterator[None]:
             signal.signal(number, before)
 
 
-def plan_json(prepared: Any, report: Any = None) -> dict[str, Any]:
-    cap = prepared.capability
+def _planned(run: Run) -> tuple[Capability, Plan]:
+    """The capability and plan of a run the resolve station has planned."""
+    assert run.capability is not None and run.plan is not None
+    return run.capability, run.plan
+
+
+def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
+    cap, plan = _planned(prepared)
     extra = {"preflight": report.to_json()} if report is not None else {}
     return {
         **extra,
         "capability": {"path": cap.path, "sha256": cap.sha256},
         "inputs": prepared.redactor.inputs(prepared.inputs),
-        "steps": [s.to_json(prepared.redactor) for s in prepared.plan.steps],
+        "steps": [s.to_json(prepared.redactor) for s in plan.steps],
         "warnings": [p.to_json() for p in prepared.warnings],
     }
 
 
-def render_plan_text(prepared: Any) -> None:
-    cap = prepared.capability
+def render_plan_text(prepared: Run) -> None:
+    cap, plan = _planned(prepared)
     red = prepared.redactor
     out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
     for key, value in red.inputs(prepared.inputs).items():
         out(f"  input {key} = {value!r}")
-    total = len(prepared.plan.steps)
-    for s in prepared.plan.steps:
+    total = len(plan.steps)
+    for s in plan.steps:
         shown = s.args[len(s.operation.words) :] if s.operation else s.args
         out(
             f"[{s.index}/{total}] {s.label} {short_args([red.text(a) for a in shown], 200)}".rstrip()
@@ -125,7 +142,7 @@ def render_plan_text(prepared: Any) -> None:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
 
 
-def render_preflight_text(report: Any, heading: str = "") -> None:
+def render_preflight_text(report: Report, heading: str = "") -> None:
     from runtime.cli.render import table
 
     if heading:
@@ -148,7 +165,7 @@ def render_preflight_text(report: Any, heading: str = "") -> None:
         out_wrapped(f"cost hints: {hints}", "  ")
 
 
-def _plan_exit(plan: Any) -> int:
+def _plan_exit(plan: Plan) -> int:
     if plan.refused:
         return int(ExitCode.POLICY_REFUSED)
     if plan.waiting:  # planned without a required input: the run cannot start as asked
@@ -158,8 +175,9 @@ def _plan_exit(plan: Any) -> int:
     return 0
 
 
-def show_plan(prepared: Any, command: str) -> int:
-    code = _plan_exit(prepared.plan)
+def show_plan(prepared: Run, command: str) -> int:
+    _, plan = _planned(prepared)
+    code = _plan_exit(plan)
     report = prepared.report
     if json_mode():
         doc = {
@@ -176,17 +194,16 @@ def show_plan(prepared: Any, command: str) -> int:
             render_preflight_text(report, heading="preflight (offline, no version probes):")
         if code == int(ExitCode.POLICY_REFUSED):
             out(
-                f"{plural(len(prepared.plan.refused), 'step')} would be refused by policy; "
-                "nothing would run"
+                f"{plural(len(plan.refused), 'step')} would be refused by policy; nothing would run"
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
             out("a program is missing on PATH; nothing would run")
         else:
-            out(f"{plural(len(prepared.plan.steps), 'step')} planned; nothing was run")
+            out(f"{plural(len(plan.steps), 'step')} planned; nothing was run")
     return code
 
 
-def execute_run(run: Any) -> int:
+def execute_run(run: Run) -> int:
     """Walk ``run`` (Mode.EXECUTE) to the end, following its steps; render the result."""
     from runtime.pipeline import record, walk
 
@@ -195,11 +212,12 @@ def execute_run(run: Any) -> int:
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
+    assert result is not None  # walked to the end: the run has its result
     _render_run(run, result)
     return int(result.exit_code)
 
 
-def _render_run(prepared: Any, result: Any) -> None:
+def _render_run(prepared: Run, result: RunResult) -> None:
     red = prepared.redactor
     total = len(result.results)
     ok_count = sum(1 for r in result.results if r.status == "ok")
@@ -213,7 +231,7 @@ def _render_run(prepared: Any, result: Any) -> None:
             f"{'stays' if len(done) == 1 else 'stay'} applied: capabilities are not transactional"
         )
     if json_mode():
-        cap = prepared.capability
+        cap, _ = _planned(prepared)
         emit_json(
             {
                 "ok": result.exit_code == 0,
@@ -359,7 +377,7 @@ def command_run_cmd(
     raise typer.Exit(execute_run(command_run(ws, None, binary, list(args or []), timeout=seconds)))
 
 
-def run_direct(ws: Any, provider: Any, args: list[str]) -> int:
+def run_direct(ws: Workspace, provider: Provider, args: list[str]) -> int:
     from runtime.pipeline import command_run
 
     ensure_home(ws)
