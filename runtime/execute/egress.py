@@ -150,22 +150,30 @@ class EgressProxy:
         self.refused.append(why)
         _answer(client, 403, why)
 
-    def _tunnel(self, client: socket.socket, target: str, rest: bytes) -> None:
-        host, port = _split(target, 443)
+    def _open(self, client: socket.socket, authority: str, default: int) -> socket.socket | None:
+        """A connection to ``host[:port]`` if the step may reach it; else the client gets
+        the refusal (or why it cannot be reached) and None comes back."""
+        host, port = _split(authority, default)
         if port is None:
-            _answer(client, 400, f"CONNECT {target}: no port")
-            return
+            _answer(client, 400, f"{authority}: not a port")
+            return None
         why = self.decide(host, port)
         if why is not None:
             self._refuse(client, why)
-            return
+            return None
         try:
             upstream = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
         except OSError as exc:
             _answer(client, 502, f"cannot reach {host}:{port}: {exc.strerror or exc}")
+            return None
+        upstream.settimeout(None)
+        return upstream
+
+    def _tunnel(self, client: socket.socket, target: str, rest: bytes) -> None:
+        upstream = self._open(client, target, 443)
+        if upstream is None:
             return
         with upstream:
-            upstream.settimeout(None)
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             if rest:
                 upstream.sendall(rest)
@@ -181,14 +189,6 @@ class EgressProxy:
         rest: bytes,
     ) -> None:
         authority, _, path = url[len("http://") :].partition("/")
-        host, port = _split(authority, 80)
-        if port is None:
-            _answer(client, 400, f"{url}: bad port")
-            return
-        why = self.decide(host, port)
-        if why is not None:
-            self._refuse(client, why)
-            return
         kept = [
             h
             for h in headers.split(b"\r\n")
@@ -198,13 +198,10 @@ class EgressProxy:
         ]
         request = f"{method} /{path} {version}\r\n".encode("latin-1")
         request += b"".join(h + b"\r\n" for h in kept) + b"Connection: close\r\n\r\n" + rest
-        try:
-            upstream = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
-        except OSError as exc:
-            _answer(client, 502, f"cannot reach {host}:{port}: {exc.strerror or exc}")
+        upstream = self._open(client, authority, 80)
+        if upstream is None:
             return
         with upstream:
-            upstream.settimeout(None)
             upstream.sendall(request)
             _splice(client, upstream)
 
