@@ -139,8 +139,8 @@ class Redactor:
             if gate in value:
                 value = self._replace(value)
                 break
-        # cheap substring tests first: most text has neither shape (measured: the regexes
-        # were most of the cost of large outputs, bench/ figures 7d and 8)
+        # cheap substring tests first: most text has neither shape, and the regexes
+        # were most of the cost of large outputs
         if ("gh" in value and "_" in value) or "github_pat_" in value:
             value = TOKEN_SHAPES.sub(REDACTED, value)
         if "@" in value and "://" in value:

@@ -2,7 +2,7 @@
 
 :mod:`ssl` is imported when a context is made, not with this module: the offline
 preflight of every ``execute`` imports this module for its error class, and
-importing ``ssl`` is a noticeable part of start-up (bench figure 1).
+importing ``ssl`` is a noticeable part of start-up.
 """
 
 from __future__ import annotations

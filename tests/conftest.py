@@ -24,15 +24,37 @@ EXAMPLES = REPO / "examples"
 RUNTIME_BIN = Path(sys.executable).with_name("runtime")
 
 
+def _missing(message: str) -> None:
+    """Skip the test for a dependency not installed here, or fail under
+    RUNTIME_REQUIRE_INTEGRATION=1 (CI), where every one must be."""
+    if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
+        pytest.fail(f"{message} (RUNTIME_REQUIRE_INTEGRATION=1 is set, so this is an error)")
+    pytest.skip(message)
+
+
 def require_tool(name: str, why: str) -> None:
     """Skip (or fail under RUNTIME_REQUIRE_INTEGRATION=1) when a system tool is missing."""
     import shutil
 
     if shutil.which(name) is None:
-        message = f"{name} is not installed ({why}); install it or run .ci/run"
-        if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+        _missing(f"{name} is not installed ({why}); install it or run .ci/run")
+
+
+def require_graphql_schema(why: str) -> None:
+    """Skip (or fail under RUNTIME_REQUIRE_INTEGRATION=1) without GitHub's GraphQL schema,
+    an npm test dependency (``tests/npm``)."""
+    from tests.github_double import SchemaNotInstalledError, schema_path
+
+    try:
+        schema_path()
+    except SchemaNotInstalledError as exc:
+        _missing(f"{why}: {exc}")
+
+
+@pytest.fixture
+def graphql_schema() -> None:
+    """For a test that sends GraphQL to the GitHub double, which checks it against the schema."""
+    require_graphql_schema("the GitHub double checks GraphQL queries against GitHub's schema")
 
 
 @dataclass

@@ -83,8 +83,7 @@ def client(env: StepEnvironment) -> GitHubHTTP:
 
 
 # What quote(..., safe="") leaves as it is: every owner, repository and organization
-# name GitHub allows. Such a value skips quote(), which is most of a route's cost
-# (bench/, figure 7d).
+# name GitHub allows. Such a value skips quote(), which is most of a route's cost.
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 

@@ -261,23 +261,13 @@ def _is_usage_error(exc: BaseException) -> bool:
 def command() -> None:
     """The ``runtime`` command itself (the console script, ``python -m runtime``).
 
-    It owns its process, so two process-wide choices are made here and not in
-    :func:`main`, which programs embed (where they would change the program's state):
-
-    - httpx's package imports its command-line client (``httpx._main``) when it can,
-      and that client imports click, pygments and rich: a large part of a GitHub run's
-      start and of the heap the collector walks at every step, for a client runtime
-      never runs. httpx defines ``httpx.main`` without it when the import fails, which
-      a ``None`` in :data:`sys.modules` makes it do (bench/README.md, "Smaller
-      measured choices").
-    - The process exits right after :func:`main`: its heap is frozen first, so the
-      interpreter's final collections do not walk every object typer and the run
-      left alive (a tenth of a short command's time here: bench/README.md, "Latest
-      results").
+    It owns its process, which exits right after :func:`main`: its heap is frozen
+    first, so the interpreter's last collection does not walk every object typer and
+    the run left alive (ARCHITECTURE.md, "Measured choices"). :func:`main`, which
+    programs embed, leaves the collector alone.
     """
     import gc
 
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         main()
     finally:

@@ -21,8 +21,7 @@ from runtime.problems import Problem
 from runtime.reading import NotRegularFile, position, read_file
 
 MAX_BYTES = 1024 * 1024  # documented in specs/capability-spec.md
-# YAML is parsed by a pure-Python parser, slow per KiB (bench/README.md, "Smaller
-# measured choices"): the parts of a file that are YAML get their own, smaller limits,
+# YAML is parsed by a pure-Python parser, slow per KiB: the parts of a file that are YAML get their own, smaller limits,
 # so any file gets its verdict in a few seconds.
 MAX_BLOCK_BYTES = 256 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024

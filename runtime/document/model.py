@@ -10,7 +10,7 @@ from runtime.document.loader import Document, LineageEntry
 
 class Arg(NamedTuple):
     # a named tuple rather than a frozen dataclass: made for every argument of every
-    # step on each run, and cheaper to make (bench/, figures 5-7)
+    # step on each run, and cheaper to make
     text: str  # exactly as authored
     line: int  # 1-based, in the Markdown file
     column: int

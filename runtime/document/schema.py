@@ -397,8 +397,7 @@ def plain(node: Node) -> Any:
 
 # -- shapes ------------------------------------------------------------------------------------
 # Plain classes with behaviour rather than dataclasses: a dataclass is compiled when its
-# module is imported, and every command that checks a file imports these (start-up,
-# bench figure 1).
+# module is imported, and every command that checks a file imports these (start-up).
 
 
 class Options(TypedDict, total=False):

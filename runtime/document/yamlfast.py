@@ -1,9 +1,8 @@
 """A fast path for the plain YAML capabilities are written in.
 
 strictyaml's bundled scanner and parser are pure Python and read a document
-one character at a time: about a millisecond for each step of a workflow,
-more than the step itself costs to run (measured in ``bench/``, figures 3
-and 5). Most capabilities use a small, regular part of YAML: block mappings
+one character at a time, which for a workflow costs more than running its
+steps. Most capabilities use a small, regular part of YAML: block mappings
 with simple keys, block lists, single-line flow lists, plain and quoted
 single-line values, comments. This module composes exactly that part, line
 by line, into the same :class:`~runtime.document.yamlnode.Node` tree, positions
@@ -19,9 +18,8 @@ apply unchanged. A differential test (``tests/unit/test_yamlfast.py``)
 checks on generated documents that whenever this path accepts a document,
 strictyaml composes the identical tree.
 
-Kept on its measured merit (issue 19, ``bench/README.md``, "The YAML fast
-path"): without it, figure 2 (validate one capability against importing
-typer and strictyaml) is well over its target; the figures are there.
+Kept on its measured merit: without it validating one small capability costs a
+user more than the start-up budget allows (ARCHITECTURE.md, "Measured choices").
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ _FLOW_NOT_SIMPLE = re.compile(r"['\"\[{}]")
 # Every character but '\n', U+0020-U+007E, U+00A0-U+2027, U+202A-U+D7FF,
 # U+E000-U+FEFE, U+FF00-U+FFFD and U+10000-U+10FFFF, written as the characters it
 # matches: the same set as a negated class of those ranges (tested on every code
-# point): the negated class takes several times longer to compile, at every start
-# (bench/README.md, "Smaller measured choices").
+# point): the negated class takes several times longer to compile, at every start.
 _OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 

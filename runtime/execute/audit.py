@@ -19,12 +19,9 @@ the files, so they see each rotated file once, oldest first.
 A record is one :func:`runtime.text.json_dumps` of a dict the engine builds
 (UTF-8 that the strictest JSON reader takes), rather than a trip through
 structlog (which is the diagnostic stream, :mod:`runtime.log`, imported only
-when ``--log-level`` turns it on). Measured 2026-12-01 against
-the same records through a structlog chain (stamp, redact, digest, render):
-per step the chain is within the per-step budgets, but every ``execute`` would
-import structlog, and rich, pygments and asyncio with it, which takes the
-memory figure past its budget (``bench/README.md``, "Logging and the audit
-log", has the figures).
+when ``--log-level`` turns it on): through structlog every ``execute`` would
+import structlog, and rich, pygments and asyncio with it, and take more memory
+than its budget allows (ARCHITECTURE.md, "Measured choices").
 """
 
 from __future__ import annotations

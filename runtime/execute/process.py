@@ -256,7 +256,7 @@ class _Runner:
         self.pgid = proc.pid  # start_new_session: the child leads its own group
         self.subreaper = subreaper
         # poll(2) itself, not an epoll set or the selectors module: three descriptors, one
-        # wait per wake-up, and none of the per-step bookkeeping objects (bench/, figure 6)
+        # wait per wake-up, and none of the per-step bookkeeping objects
         self._poll = select.poll()
         self._watched: dict[int, _Stream | None] = {}  # fd -> its stream (None: the pidfd)
         self.streams: list[_Stream] = []
@@ -382,7 +382,7 @@ class _Runner:
         """Wait (reading output if ``drain``) until the group is dead; whether it is."""
         end = time.monotonic() + seconds
         # a member that is already on its way out (a confined program's bubblewrap helper
-        # tearing its namespace down) is gone in a millisecond or two: look again soon,
+        # tearing its namespace down) is gone almost at once: look again soon,
         # then at the usual interval
         pause = 0.001
         while True:

@@ -24,7 +24,7 @@ What it gives a binary step
 - ``--cap-drop ALL``: no capability survives, even when runtime runs as root.
 - No ``--new-session``: the program stays in the process group the caller
   started bwrap in, so that killing that group (a timeout, a signal to the
-  runtime) reaches it even in the few milliseconds before bwrap has set up
+  runtime) reaches it even in the moment before bwrap has set up
   ``--die-with-parent`` inside. The caller starts bwrap in a session of its
   own with stdin from /dev/null, so the program has no controlling terminal
   to inject keystrokes into (TIOCSTI) either way.
@@ -38,9 +38,8 @@ of this with namespaces and needs no privileges where unprivileged user
 namespaces are allowed (Debian, Fedora, most CI runners). What bubblewrap
 cannot do is decide what may be executed: Landlock's ``EXECUTE`` right does,
 per file and folder, and it must come after bubblewrap (a Landlock domain may
-not mount). Their cost, a few milliseconds per program for bubblewrap and a
-Python start for the Landlock step (bench figure 6), is not felt next to the
-programs steps run.
+not mount). Their cost, a confined start for bubblewrap and a Python start
+for the Landlock step, is not felt next to the programs steps run.
 
 The command line, and why its order matters
 -------------------------------------------

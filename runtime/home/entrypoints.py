@@ -1,12 +1,12 @@
 """Entry points of one group, read straight from installed distributions' metadata.
 
-``importlib.metadata`` costs ``runtime --help`` (which lists the providers)
-its imports (email, zipfile, csv...) and scanning; this reads the same
-``entry_points.txt`` files of the ``*.dist-info`` / ``*.egg-info`` folders on
-``sys.path`` with ``os.listdir`` and a line parser, in a fraction of that.
-First distribution on ``sys.path`` wins, as with importlib.metadata
-(bench/README.md, "Entry points", has the measurement;
-tests/unit/test_entrypoints.py checks that both read alike).
+``importlib.metadata`` costs every command that lists or loads the providers
+(``runtime --help``, ``capability validate``...) its imports (email, zipfile,
+csv...) and its scan, more than the start-up budget allows (ARCHITECTURE.md,
+"Measured choices"); this reads the same ``entry_points.txt`` files of the
+``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` with ``os.listdir`` and
+a line parser. First distribution on ``sys.path`` wins, as with importlib.metadata
+(tests/unit/test_entrypoints.py checks that both read alike).
 """
 
 from __future__ import annotations

@@ -794,10 +794,11 @@ def default_policy_data() -> dict[str, Any]:
     """The shipped default policy, parsed.
 
     Parsing the default policy costs more than the rest of a small `validate`
-    (bench/ figure 2), so the package also ships ``policies/default.json``: the
-    same policy parsed, with the sha256 of the YAML it came from. It is used only
-    when that sha256 matches the YAML next to it (both are package files, never
-    user-writable); otherwise the YAML is parsed. `make policy-json` rewrites it.
+    (ARCHITECTURE.md, "Measured choices"), so the package also ships
+    ``policies/default.json``: the same policy parsed, with the sha256 of the YAML
+    it came from. It is used only when that sha256 matches the YAML next to it
+    (both are package files, never user-writable); otherwise the YAML is parsed.
+    `make policy-json` rewrites it.
     """
     import hashlib
     import json

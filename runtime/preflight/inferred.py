@@ -33,7 +33,7 @@ def inferred(plan: Plan) -> Requirements:
 
     def new(req_id: str) -> bool:
         # most steps repeat a requirement an earlier step already has (the same binary,
-        # operation or host): checked before one is made for nothing (bench/, figure 6)
+        # operation or host): checked before one is made for nothing
         return req_id not in seen
 
     for name, decl in cap.inputs.items():

@@ -720,6 +720,7 @@ def cross_product(other: GitHubDouble) -> list[Case]:
     ]
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_github_faults_campaign(
     cli, env: dict[str, str], work: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

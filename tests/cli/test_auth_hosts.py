@@ -30,6 +30,7 @@ def test_context_host_token_never_goes_to_github_api_url_of_another_host(cli, wo
         assert "GITHUB_API_URL ignored (another host)" in " ".join(plan["steps"][0]["notes"])
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_the_token_never_goes_to_a_graphql_url_of_another_host(cli, work: Path) -> None:
     with GitHubDouble(token=TOKEN) as home, GitHubDouble(token=TOKEN) as other:
         home.add_org("acme")

@@ -30,10 +30,11 @@ from tests.conftest import (
     capability,
     check_schema,
     confinement_lines,
+    require_graphql_schema,
     require_tool,
     write,
 )
-from tests.github_double import GitHubDouble, SchemaNotInstalledError, load_schema
+from tests.github_double import GitHubDouble, load_schema
 
 TOKEN = "rt-gh-cli-token-4c8e1a9f62"  # not shaped like ghp_..., so only registration redacts it
 BOGUS = "rt-callers-own-gh-token-0d7b3e5a91"
@@ -42,19 +43,12 @@ AWS_SECRET = "aws-secret-that-gh-must-not-see-2f6c"
 pytestmark = pytest.mark.integration
 
 
-def _require_integration(message: str) -> None:
-    if os.environ.get("RUNTIME_REQUIRE_INTEGRATION") == "1":
-        pytest.fail(f"{message} (RUNTIME_REQUIRE_INTEGRATION=1 is set, so this is an error)")
-    pytest.skip(message)
-
-
 @pytest.fixture(scope="module")
 def graphql_schema() -> None:
-    """gh pr list / pr view / workflow run speak GraphQL: the double needs GitHub's schema."""
-    try:
-        load_schema()
-    except SchemaNotInstalledError as exc:
-        _require_integration(str(exc))
+    """gh pr list / pr view / workflow run speak GraphQL: the double needs GitHub's schema
+    (built once, before the first gh waits on it)."""
+    require_graphql_schema("gh pr list, pr view and workflow run send GraphQL")
+    load_schema()
 
 
 @pytest.fixture

@@ -88,6 +88,7 @@ def test_repo_list_without_org_is_the_users_own(cli, gh: GitHubDouble, genv) -> 
     assert gh.requests[0].path.startswith("/user/repos")
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_repo_view_and_summary_in_one_request(cli, gh: GitHubDouble, genv) -> None:
     gh.add_release("acme", "payments-api", "v1.2.0")
     gh.add_issue("acme", "payments-api", "Bug")
@@ -226,6 +227,7 @@ def test_api_delete_is_denied_by_default_policy(cli, gh: GitHubDouble, genv) -> 
     assert lower.code == 3
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_graphql_with_variables(cli, gh: GitHubDouble, genv) -> None:
     code, doc = run(
         cli,
@@ -496,6 +498,7 @@ def test_repo_create_succeeds_only_with_the_repository_it_created(
     assert code == 0 and doc["steps"][0]["output"].startswith("created acme/z ")
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_a_graphql_query_is_retried_as_a_get_is_and_a_mutation_never(
     cli, gh: GitHubDouble, genv
 ) -> None:
@@ -547,6 +550,7 @@ def test_plain_http_is_refused_for_a_non_loopback_host(cli, gh: GitHubDouble, ge
 # -- capabilities end to end ----------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_seed_worked_example_runs_end_to_end(cli, gh: GitHubDouble, genv) -> None:
     result = cli(
         "--output",
@@ -568,6 +572,7 @@ def test_seed_worked_example_runs_end_to_end(cli, gh: GitHubDouble, genv) -> Non
     assert gh.connections == 1
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_twenty_steps_share_one_connection(cli, gh: GitHubDouble, genv, work: Path) -> None:
     steps = "".join(
         "  - provider: github\n    args: [repo, view, acme/payments-api]\n" for _ in range(10)
@@ -601,6 +606,7 @@ def test_token_never_reaches_outputs_or_audit(cli, gh: GitHubDouble, genv, home:
     )
 
 
+@pytest.mark.usefixtures("graphql_schema")
 def test_status_note_example_writes_the_file(cli, gh: GitHubDouble, genv) -> None:
     gh.add_issue("acme", "payments-api", "Open one")
     result = cli(

@@ -173,15 +173,9 @@ sys.stdout.write("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules
 """
 
 
-# the same, through the `runtime` command itself (the console script's function)
-COMMAND_PROBE = PROBE.replace("import main", "import command").replace(
-    "main(sys.argv[1:])", "command()"
-)
-
-
-def _modules(args: tuple[str, ...], env: dict[str, str], cwd: Path, probe: str = PROBE) -> set[str]:
+def _modules(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> set[str]:
     out = subprocess.run(
-        [sys.executable, "-c", probe, *args],
+        [sys.executable, "-c", PROBE, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -204,22 +198,6 @@ def test_httpx_is_imported_only_to_send_requests(
     for args in (("capability", "plan", "view.md"), ("github", "--help")):
         assert "httpx" not in _modules(args, env, tmp_path), args
     assert "httpx" in _modules(("github", "repo", "view", "acme/app"), env, tmp_path)
-
-
-def test_the_runtime_command_leaves_httpxs_own_command_line_out(
-    gh: GitHubDouble, genv: dict[str, str], tmp_path: Path
-) -> None:
-    """httpx's package imports its command-line client when it can, and that client
-    imports click, pygments and rich: a third of a GitHub step's start, for a client
-    runtime never runs. The `runtime` command, which owns its process, leaves it out;
-    main(), which programs embed, leaves their imports as httpx makes them."""
-    env = {**os.environ, **genv, "RUNTIME_HOME": str(tmp_path / "home")}
-    view = ("github", "repo", "view", "acme/app")
-    command = _modules(view, env, tmp_path, COMMAND_PROBE)
-    assert "httpx" in command
-    assert not {m.partition(".")[0] for m in command} & {"pygments", "rich"}
-    embedded = _modules(view, env, tmp_path)
-    assert {"httpx._main", "pygments", "rich"} <= embedded
 
 
 def test_a_cookie_a_server_sets_is_never_sent_back(

@@ -1,8 +1,7 @@
 """runtime.home.entrypoints against importlib.metadata, the reader it stands in for.
 
-The hand-written reader stays because `runtime --help` lists providers and
-importlib.metadata costs it about 15 ms (bench/README.md, "Entry points"); it
-must find what importlib.metadata finds: the same names, modules and
+The hand-written reader stays on its measured cost (ARCHITECTURE.md,
+"Measured choices"); it must find what importlib.metadata finds: the same names, modules and
 attributes, the first distribution on ``sys.path`` winning.
 """
 

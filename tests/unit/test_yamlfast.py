@@ -7,7 +7,10 @@ character at a time, so both sides of its boundary are exercised.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -146,21 +149,32 @@ def test_documents_of_plain_values_compose_as_strictyaml_does(text: str) -> None
     check(text)
 
 
+@contextlib.contextmanager
+def node_budget(limit: int) -> Iterator[None]:
+    """Both paths held to a budget of ``limit`` nodes (MAX_NODES) for a while."""
+    with (
+        mock.patch.object(yamlfast, "MAX_NODES", limit),
+        mock.patch.object(yamltree, "MAX_NODES", limit),
+    ):
+        yield
+
+
 @SETTINGS
 @given(documents(SIMPLE))
-def test_the_fast_path_counts_nodes_as_strictyaml_does(text: str) -> None:
-    """The node budget (MAX_NODES) means the same on both paths."""
-    try:
-        composer = yamlfast._Composer(text)
-        composer.document()
-    except yamlfast._Decline:
+def test_the_node_budget_means_the_same_on_both_paths(text: str) -> None:
+    """The smallest budget the fast path takes a document at is strictyaml's too."""
+    if yamlfast.compose(text) is None:
         return
-    loader = yamltree._loader_class()(text)
-    try:
-        loader.get_single_node()
-    finally:
-        loader.dispose()
-    assert composer.nodes == loader.nodes
+    low, high = 0, yamltree.MAX_NODES  # the fast path declines at low, takes it at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        with node_budget(middle):
+            taken = yamlfast.compose(text) is not None
+        low, high = (low, middle) if taken else (middle, high)
+    with node_budget(high):
+        assert yamltree.slow_parse(text) == yamlfast.compose(text)
+    with node_budget(low), pytest.raises(yamltree.YamlError, match="more than"):
+        yamltree.slow_parse(text)
 
 
 def test_a_document_over_the_node_budget_is_refused_by_strictyaml_as_before() -> None:
@@ -266,10 +280,7 @@ def test_the_characters_left_to_strictyaml_are_exactly_those_outside_the_text_ra
     def is_text(code: int) -> bool:
         return code == 0x0A or any(low <= code <= high for low, high in TEXT_RANGES)
 
-    # every code point, surrogates included (a Python str may hold a lone one)
-    mismatched = [
-        code
-        for code in range(0x110000)
-        if (yamlfast._OUTSIDE.match(chr(code)) is None) != is_text(code)
-    ]
-    assert mismatched == []
+    # every code point, surrogates included (a Python str may hold a lone one), in a
+    # quoted value: only a line break and the quote itself end it early
+    declined = {c for c in range(0x110000) if yamlfast.compose(f"a: 'x{chr(c)}y'\n") is None}
+    assert declined == {c for c in range(0x110000) if not is_text(c)} | {0x0A, 0x27}
