@@ -33,7 +33,7 @@ def _emit(stream: Any, text: str) -> None:
     stream.write(text)
     stream.flush()
     if stream is sys.stdout and reader_gone():
-        from runtime.provider import Terminated
+        from runtime.errors import Terminated
 
         raise Terminated(signal.SIGPIPE)
 
@@ -50,7 +50,7 @@ def _emit_bytes(data: bytes, stream: Any = None) -> None:
         buffer.write(data)
         buffer.flush()
     if stream is sys.stdout and reader_gone():
-        from runtime.provider import Terminated
+        from runtime.errors import Terminated
 
         raise Terminated(signal.SIGPIPE)
 
