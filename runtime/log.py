@@ -22,7 +22,7 @@ nothing). Code that emits events holds a :class:`Logger` from
 :func:`get_logger`, made at import time and cheap; its methods return at
 once below the level, and a call site whose fields cost something to build
 asks :meth:`Logger.enabled` first. Providers get the same through
-:func:`runtime.provider.get_logger`.
+:func:`runtime.provider.log.get_logger`.
 
 The events (``logger`` names the emitter; each carries its own fields):
 

@@ -362,7 +362,13 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
     """The one-step capability of a typed command: a provider call is matched to its
     operation and bound as it is built (a usage error names what is wrong)."""
     from runtime.document.loader import Document
-    from runtime.provider import bind, did_you_mean, match_operation, similar_operations
+    from runtime.plan.binding import (
+        authored_call,
+        bind,
+        did_you_mean,
+        match_operation,
+        similar_operations,
+    )
 
     provider, args = command.provider, list(command.args)
     if provider is not None:
@@ -375,10 +381,11 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
                 hint=did_you_mean(similar_operations(found.operations, args))
                 + f"run `runtime {provider} --help` for the operations",
             )
-        _, problems = bind(op, args[len(op.words) :])
+        rest = args[len(op.words) :]
+        binding, problems = bind(op, rest)
         # then what the provider tells from the args as typed, as validate asks of a
         # capability's (an OWNER/REPO that is not one), before any credential is looked for
-        problems = problems or found.check(op, args[len(op.words) :])
+        problems = problems or found.check(op, authored_call(binding, rest))
         if problems:  # with its own code, as the same problem in a capability has
             first = problems[0]
             raise UsageError(first.message, hint=first.hint, code=first.code)

@@ -17,14 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from runtime.provider import (
-    Access,
-    ProgramResult,
-    ProtectedPaths,
-    Roots,
-    Setting,
-    StepError,
-)
+from runtime.errors import StepError
+from runtime.provider.operations import Access
+from runtime.provider.run import ProgramResult, ProtectedPaths, Roots, Setting
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:

@@ -6,10 +6,7 @@ in :mod:`providers.files.ops` is imported when a step runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from runtime.provider import (
-    BindingProblem,
     BoundCall,
     Inspection,
     Operation,
@@ -19,6 +16,7 @@ from runtime.provider import (
     StepEnvironment,
     StepOutcome,
 )
+from runtime.provider.operations import BindingProblem
 
 # What `runtime capability new NAME --provider files` writes: inputs and workflow.
 SCAFFOLD = """inputs:
@@ -138,10 +136,10 @@ class FilesProvider(ProviderBase):
 
         return inspect(operation, call, run)
 
-    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+    def check(self, operation: Operation, call: BoundCall) -> list[BindingProblem]:
         from providers.files.ops import check
 
-        return check(operation, args)
+        return check(operation, call)
 
 
 PROVIDER = FilesProvider()

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.provider import PolicyRefusal, ProtectedPaths, StepError
+from runtime.provider import PolicyRefusal, StepError
+from runtime.provider.run import ProtectedPaths
 
 DEFAULT_PATH_MAX = 4096
 DEFAULT_NAME_MAX = 255

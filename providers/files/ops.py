@@ -23,7 +23,7 @@ import fcntl
 import itertools
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +44,6 @@ from providers.files.confine import (
     unusable,
 )
 from runtime.provider import (
-    Access,
-    BindingProblem,
     BoundCall,
     Decision,
     Inspection,
@@ -56,10 +54,9 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
-    bind,
-    file_kind,
-    table,
 )
+from runtime.provider.operations import Access, BindingProblem
+from runtime.provider.text import file_kind, table
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 _CHUNK = 1024 * 1024
@@ -149,7 +146,7 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     return Inspection(paths=[(str(confined.resolved), access)])
 
 
-def check(operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
+def check(operation: Operation, call: BoundCall) -> list[BindingProblem]:
     """Validation: a literal path the system could not take whatever the inputs are (a
     name over NAME_MAX bytes, the path over PATH_MAX, a lone surrogate), at its
     FILE:LINE:COL. A path with a ${reference} is checked at plan time, with its value; so
@@ -158,7 +155,8 @@ def check(operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
     target = _target(operation)
     if target is None:
         return []
-    index = bind(operation, args)[0].positionals.get(target.name)
+    index = call.binding.positionals.get(target.name) if call.binding else None
+    args = call.args
     if index is None or "${" in args[index]:
         return []
     found = unusable(args[index], system_limits((Path("."),)))

@@ -9,31 +9,25 @@ step runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from providers.github.cli_args import GH
 from runtime.provider import (
-    Action,
-    BindingProblem,
     BoundCall,
     CredentialKind,
-    Effect,
-    EffectRule,
     Inspection,
     Operation,
     Option,
-    Piece,
     Positional,
-    ProgramProfile,
     ProviderBase,
     RunContext,
     SettingKind,
     StepEnvironment,
     StepOutcome,
-    bind,
-    host_setting,
-    resolve_call,
 )
+from runtime.provider.hosts import host_setting
+from runtime.provider.operations import Action, BindingProblem, Effect, EffectRule
+from runtime.provider.programs import ProgramProfile
 
 _OPS = "providers.github.ops:"
 _PAGING = (
@@ -454,24 +448,25 @@ class GitHubProvider(ProviderBase):
 
         return inspect(operation, call, run)
 
-    def check(self, operation: Operation, args: Sequence[str]) -> list[BindingProblem]:
-        """Validation (``args`` as authored, after the operation words): an ``api`` step
-        whose METHOD and PATH are literal names a route GitHub documents; a literal
-        OWNER/REPO or ORG is one a route can take; ``repo create visibility=internal``
-        has an ``org=``. A ${reference} is not known before plan time: checked then, with
-        its value (:func:`providers.github.ops.inspect`)."""
-        binding, _ = bind(operation, args)
-        pieces = [(Piece(a, None, "${" in a),) for a in args]
+    def check(self, operation: Operation, call: BoundCall) -> list[BindingProblem]:
+        """Validation (the call bound from the args as authored, a ${reference} a missing
+        piece): an ``api`` step whose METHOD and PATH are literal names a route GitHub
+        documents; a literal OWNER/REPO or ORG is one a route can take; ``repo create
+        visibility=internal`` has an ``org=``. A ${reference} is not known before plan
+        time: checked then, with its value (:func:`providers.github.ops.inspect`)."""
         if operation.name == "api":
             from providers.github.routes import check_api
 
-            found, _, _ = check_api(resolve_call(binding, args, pieces))
+            found, _, _ = check_api(call)
             return found
         problems: list[BindingProblem] = []
         if operation.name == "repo create":
             from providers.github.routes import check_repo_create
 
-            problems += check_repo_create(resolve_call(binding, args, pieces))
+            problems += check_repo_create(call)
+        binding, args = call.binding, call.args
+        if binding is None:
+            return problems
         declared = {p.name: p.in_route for p in operation.positionals}
         declared.update((o.name, o.in_route) for o in operation.options or ())
         authored = [

@@ -22,14 +22,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from runtime.provider import (
-    UNKNOWN,
-    ApiRequest,
-    Decision,
-    Handover,
-    ProgramProfile,
-    find_subcommand,
-)
+from runtime.provider import Decision
+from runtime.provider.programs import UNKNOWN, ApiRequest, Handover, ProgramProfile, find_subcommand
 
 # gh's global options, before its subcommand: option -> takes a value
 GLOBAL_OPTIONS: dict[str, bool] = {"--help": False, "-h": False, "--version": False}

@@ -40,10 +40,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from providers.github.endpoints import Endpoints, is_loopback
+from providers.github.endpoints import Endpoints, is_loopback, split_url
 from providers.github.payload import loads
 from runtime import __version__
-from runtime.provider import DEBUG, WARNING, StepError, get_logger, split_url
+from runtime.provider import StepError
+from runtime.provider.log import DEBUG, WARNING, get_logger
 
 if TYPE_CHECKING:
     import httpx
@@ -185,8 +186,8 @@ def check_settings(environ: Mapping[str, str]) -> None:
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """runtime's certificate setup, as a step failure when the certificates cannot load."""
-    from runtime.provider import CertificateSetupError
-    from runtime.provider import ssl_context as shared
+    from runtime.provider.tls import CertificateSetupError
+    from runtime.provider.tls import ssl_context as shared
 
     try:
         return shared(environ)  # type: ignore[no-any-return]

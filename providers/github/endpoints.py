@@ -16,9 +16,37 @@ from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import SplitResult, urlsplit
 
-from runtime.provider import StepError, setting_url
+from runtime.provider import StepError
 
 DEFAULT_HOST = "github.com"
+
+
+# -- URLs set by users --------------------------------------------------------------------
+
+
+def split_url(url: str) -> SplitResult:
+    """``urlsplit(url)``, with the port checked too (:class:`ValueError` when unreadable).
+
+    ``urlsplit`` refuses an unclosed IPv6 bracket at once but a port that is
+    not a number in 0-65535 only when ``.port`` is read, which code asking for
+    the host or the origin later does.
+    """
+    parts = urlsplit(url)
+    _ = parts.port
+    return parts
+
+
+def setting_url(url: str, variable: str) -> SplitResult:
+    """A URL set in ``variable`` (GITHUB_API_URL...), split; :class:`ValueError`, with a
+    message naming the variable, if it cannot be read or carries a user or password
+    (a host is never ``user:password@host``, and a token has a store of its own)."""
+    try:
+        parts = split_url(url)
+    except ValueError as exc:
+        raise ValueError(f"{variable}={url!r} is not a valid URL ({exc})") from None
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{variable} must not carry credentials in the URL")
+    return parts
 
 
 def host_of_api_url(url: str) -> str:

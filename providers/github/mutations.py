@@ -26,7 +26,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from runtime.provider import Action, Effect
+from runtime.provider.operations import Action, Effect
 
 TABLE = Path(__file__).with_name("mutations.json")
 _RANK = {"read": 0, "write": 1, "destroy": 2}

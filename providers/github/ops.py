@@ -18,8 +18,6 @@ from urllib.parse import quote as _quote
 from providers.github import endpoints as ep
 from providers.github.client import GitHubHTTP, Response, build_body, check_settings, dumps
 from runtime.provider import (
-    ApiRoute,
-    BindingProblem,
     BoundCall,
     Inspection,
     Operation,
@@ -27,10 +25,10 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
-    context_defaults,
-    shorten,
-    table,
 )
+from runtime.provider.operations import BindingProblem
+from runtime.provider.run import context_defaults
+from runtime.provider.text import shorten, table
 
 # Routes `preflight --live` reads (besides GET /user): does the host answer at all.
 PROBE_ROUTES: tuple[tuple[str, str], ...] = (("GET", "/"),)
@@ -467,13 +465,17 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
     """Input values that would change a REST route, the documented route of ``api``, and
     an internal repository asked of the route that cannot make one (``repo create``)."""
     from providers.github import routes
+    from providers.github.routes import Route
 
     if operation.name == "api":
         problems, route, note = routes.check_api(call)
         inspection.problems.extend(problems)
         if route is not None:
             method = call.positionals["METHOD"].upper()
-            inspection.route = ApiRoute(method, route.path, route.operation_id)
+            # the documented API operation it is sent to: the plan's and execute's
+            # ``route``, the audit record's ``route_operation``
+            inspection.record["route"] = Route(method, route.path, route.operation_id).to_json()
+            inspection.audit["route_operation"] = route.operation_id
             inspection.notes.append(f"route: {method} {route.path} ({route.operation_id})")
         if note is not None:
             inspection.notes.append(note)

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
-from runtime.provider import BindingProblem, BoundCall, Piece
+from runtime.provider import BoundCall
+from runtime.provider.operations import BindingProblem, Piece
 
 TABLE = Path(__file__).with_name("routes.json")
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -37,9 +38,15 @@ URL_PREFIXES = ("http://", "https://")
 
 
 class Route(NamedTuple):
+    """A documented API operation: method, path template and its OpenAPI operationId."""
+
     method: str
     path: str  # the template, as GitHub writes it: /repos/{owner}/{repo}/topics
     operation_id: str  # repos/replace-all-topics
+
+    def to_json(self) -> dict[str, str]:
+        """The plan's and execute's ``route`` of a step (``Inspection.record``)."""
+        return {"method": self.method, "path": self.path, "operation_id": self.operation_id}
 
 
 # A template segment: a literal, a {parameter} (one segment, or one or more when GitHub

@@ -241,7 +241,7 @@ def _usage_failure(exc: Any) -> UsageError:
     gets "did you mean" (click lists the close ones as "Possible options"), and the hint
     names the help of the command that refused it."""
     from runtime.errors import UsageError
-    from runtime.provider import did_you_mean
+    from runtime.plan.binding import did_you_mean
 
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", "") or "runtime"

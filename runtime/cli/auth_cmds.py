@@ -53,7 +53,7 @@ def _services(ws: Any) -> Any:
 def _check_host(host: str | None) -> None:
     """Refuse ``--host`` unless it is ``name[:port]`` (a URL would be sent a token as a
     host named "https"): exit 2, before anything is read or sent."""
-    from runtime.provider import host_error
+    from runtime.provider.hosts import host_error
 
     problem = None if host is None else host_error("--host", host)
     if problem is not None:
@@ -88,7 +88,7 @@ def _check_token(services: Any, credential: str, host: str, token: str) -> dict[
     """The host's word on the token: its login and scopes. A 401 is a token the host does
     not accept (exit 4); any other failure (no answer, a 5xx, a rate limit) says nothing
     about the token, so it is a failure to check it (exit 1), never "not accepted"."""
-    from runtime.provider import StepError
+    from runtime.errors import StepError
 
     provider = services.workspace.registry.credential_owner(credential)
     services.redactor.add(token)

@@ -313,8 +313,8 @@ def show_cmd(
 def _bound_call(run: Any, step: Any) -> tuple[Any, Any]:
     """The operation a provider step names and its call as bound without inputs (the plan's,
     or validation's binding when the capability does not plan); (None, None) if unbound."""
+    from runtime.plan.binding import match_operation, resolve_call
     from runtime.plan.build import pieces
-    from runtime.provider import match_operation, resolve_call
 
     if run.plan is not None:
         planned = next(s for s in run.plan.steps if s.index == step.index)

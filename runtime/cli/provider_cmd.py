@@ -7,7 +7,8 @@ from typing import Any
 import typer
 
 from runtime.cli.render import emit_json, out, out_wrapped, table
-from runtime.provider import Operation, Option, Positional, value_form
+from runtime.plan.binding import value_form
+from runtime.provider import Operation, Option, Positional
 
 
 def provider_app(name: str) -> typer.Typer:
@@ -201,7 +202,7 @@ def _refuse_unknown_words(provider: Any, args: list[str]) -> None:
     with a "did you mean" as the call itself and a misspelled command's --help are (exit 2);
     no words, or the start of some (``runtime github repo --help``), get the provider's help."""
     from runtime.errors import UsageError
-    from runtime.provider import did_you_mean, similar_operations
+    from runtime.plan.binding import did_you_mean, similar_operations
 
     words: list[str] = []
     for arg in args:
@@ -235,7 +236,7 @@ def provider_command(name: str, args: list[str]) -> Any:
     if _help_asked(args):
         # `runtime github repo list --help`, as gh answers `gh repo list --help`: the
         # operation's own help, or the provider's when the words name none
-        from runtime.provider import match_operation
+        from runtime.plan.binding import match_operation
 
         op = match_operation(provider.operations, args)
         if op is None or not op.words:

@@ -41,7 +41,7 @@ def _emit(stream: TextIO, text: str) -> None:
     stream.write(text)
     stream.flush()
     if stream is sys.stdout and reader_gone():
-        from runtime.provider import Terminated
+        from runtime.errors import Terminated
 
         raise Terminated(signal.SIGPIPE)
 
@@ -58,7 +58,7 @@ def _emit_bytes(data: bytes, stream: TextIO | None = None) -> None:
         buffer.write(data)
         buffer.flush()
     if stream is sys.stdout and reader_gone():
-        from runtime.provider import Terminated
+        from runtime.errors import Terminated
 
         raise Terminated(signal.SIGPIPE)
 

@@ -78,7 +78,7 @@ TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGALRM")
 
 @contextmanager
 def _signals_as_exceptions() -> Iterator[None]:
-    from runtime.provider import Terminated
+    from runtime.errors import Terminated
 
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated(signum)

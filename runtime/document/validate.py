@@ -13,21 +13,21 @@ from __future__ import annotations
 from runtime.document.grammar import references
 from runtime.document.model import Capability, Step
 from runtime.home.registry import Registry
-from runtime.plan.policy import NEVER_BINARIES, UNKNOWN, Policy
-from runtime.plan.substitute import substitute
-from runtime.problems import Problem
-from runtime.provider import (
-    Binding,
-    Decision,
-    Operation,
-    Piece,
+from runtime.plan.binding import (
     argument_problems,
+    authored_call,
     bind,
     did_you_mean,
     match_operation,
     resolve_call,
     similar_operations,
 )
+from runtime.plan.policy import NEVER_BINARIES, Policy
+from runtime.plan.substitute import substitute
+from runtime.problems import Problem
+from runtime.provider import Decision, Operation
+from runtime.provider.operations import Binding, Piece
+from runtime.provider.programs import UNKNOWN
 
 # step index -> the operation a provider step names and how its args bind to it
 Resolved = dict[int, tuple[Operation, Binding]]
@@ -146,7 +146,7 @@ def _check_step(
         rest = texts[offset:]
         pieces = [(Piece(a, None, bool(references(a))),) for a in rest]
         binding_problems = argument_problems(operation, resolve_call(binding, rest, pieces))
-        binding_problems += provider.check(operation, rest)
+        binding_problems += provider.check(operation, authored_call(binding, rest))
     if resolved is not None and not binding_problems:  # only a step with no problem
         resolved[step.index] = (operation, binding)
     out: list[Problem] = []

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 
-from runtime.provider import ProgramResult, StepEnvironment, StepOutcome
+from runtime.provider import StepEnvironment, StepOutcome
+from runtime.provider.run import ProgramResult
 from runtime.services import RunServices
 
 

@@ -24,6 +24,10 @@ from runtime.workspace import Workspace
 
 _log = get_logger("runtime.engine")
 
+# The fields of a provider's own (Inspection.audit) each step's audit record carries, null
+# where the provider gives none (the audit schema names each)
+AUDIT_FIELDS = ("route_operation",)
+
 
 @dataclass
 class StepResult:
@@ -226,8 +230,9 @@ def _record_step(
         target=planned.label,
         provider=planned.provider,
         operation=planned.operation.name if planned.operation else None,
-        # the documented API operation a REST call was sent to (e.g. repos/replace-all-topics)
-        route_operation=route.operation_id if (route := planned.inspection.route) else None,
+        # the provider's own (Inspection.audit): github's route_operation, the documented
+        # API operation a REST call was sent to (e.g. repos/replace-all-topics)
+        **{name: planned.inspection.audit.get(name) for name in AUDIT_FIELDS},
         binary=planned.binary,
         binary_path=planned.binary_path,
         args=planned.args,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime.provider import ProgramResult
+from runtime.provider.run import ProgramResult
 
 CHUNK_SIZE = 64 * 1024
 # Seconds between SIGTERM and SIGKILL of the process group.

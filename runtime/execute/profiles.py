@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from runtime.plan.programs import BUILT_IN as BUILT_IN
 from runtime.plan.programs import profile
-from runtime.provider import ProgramProfile
+from runtime.provider.programs import ProgramProfile
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
 from runtime.home.layout import Home, atomic_write, locked
-from runtime.provider import Setting, SettingKind
+from runtime.provider import SettingKind
+from runtime.provider.run import Setting
 from runtime.reading import position, read_file
 from runtime.text import not_utf8
 

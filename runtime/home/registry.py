@@ -12,7 +12,8 @@ from functools import cache
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # at run time only the entry points' own modules import it
-    from runtime.provider import ProgramProfile, Provider
+    from runtime.provider import Provider
+    from runtime.provider.programs import ProgramProfile
 
 GROUP = "runtime.providers"
 # What a provider object must have (runtime.provider.Provider; ProviderBase gives the

@@ -1,7 +1,7 @@
 """A binary step's arguments read as the program will read them.
 
 A provider operation has a declared form, and its args are bound as authored
-(:func:`runtime.provider.bind`). A binary has no declared form, so this
+(:func:`runtime.plan.binding.bind`). A binary has no declared form, so this
 module reads the little that the program's own grammar makes unambiguous,
 always from the args *as authored*:
 
@@ -15,12 +15,12 @@ always from the args *as authored*:
 * the reading forms of ``git config``;
 * the args a program hands to another (gh's ``repo clone REPO [DIR] -- ARGS`` to
   ``git clone``, as the program's profile reads them,
-  :attr:`runtime.provider.ProgramProfile.hands_over`): after the program's ``--``
+  :attr:`runtime.provider.programs.ProgramProfile.hands_over`): after the program's ``--``
   they are the other program's options again, so an input there must not start
   with ``-`` unless that program's own ``--`` came first.
 
 A program's subcommand (the first positional after the global options it accepts,
-:meth:`runtime.provider.ProgramProfile.subcommand`) and whatever else of its grammar
+:meth:`runtime.provider.programs.ProgramProfile.subcommand`) and whatever else of its grammar
 the policy reads come from its profile: the engine's (git), or that of the provider
 that runs it (github's gh, ``providers/github/cli_args.py``).
 
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from runtime.document.grammar import REFERENCE
-from runtime.provider import ProgramProfile
+from runtime.provider.programs import ProgramProfile
 
 
 class InputMisuse(NamedTuple):

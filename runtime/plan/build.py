@@ -16,26 +16,21 @@ from runtime.document.grammar import REFERENCE
 from runtime.document.model import Capability, Step
 from runtime.errors import UsageError
 from runtime.plan.binary import input_misuses, references
+from runtime.plan.binding import argument_problems, bind, match_operation, resolve_call
 from runtime.plan.policy import program_actions
 from runtime.plan.programs import owned_profile
 from runtime.plan.substitute import substitute
 from runtime.problems import Problem
-from runtime.provider import (
-    Binding,
-    BindingProblem,
-    BoundCall,
-    Decision,
-    Inspection,
-    Operation,
-    Piece,
-    ProgramProfile,
-    argument_problems,
-    bind,
-    match_operation,
-    resolve_call,
-)
+from runtime.provider import BoundCall, Decision, Inspection, Operation
+from runtime.provider.operations import Binding, BindingProblem, Piece
+from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
 from runtime.workspace import Workspace
+
+# The fields of a provider's own (Inspection.record) each step of the plan and execute
+# documents carries, null where the provider gives none: the documents are closed, and
+# their schemas name each (github's route: the documented API operation a call is sent to)
+RECORD_FIELDS = ("route",)
 
 
 @dataclass
@@ -92,7 +87,7 @@ class PlannedStep:
             "decision": self.decision.to_json(),
             "notes": redactor.data(self.inspection.notes),
             "hosts": self.inspection.hosts,
-            "route": self.inspection.route.to_json() if self.inspection.route else None,
+            **{name: self.inspection.record.get(name) for name in RECORD_FIELDS},
             "confined": self.confined,
             "unconfined_reason": self.unconfined,
         }

@@ -17,10 +17,6 @@ from typing import NamedTuple
 LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa")
 
 
-from runtime.provider import setting_url as setting_url  # noqa: E402
-from runtime.provider import split_url as split_url  # noqa: E402
-
-
 class NetworkRule(NamedTuple):
     kind: str  # "none" | "local" | "public" | "hosts"
     hosts: tuple[str, ...] = ()

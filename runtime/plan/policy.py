@@ -38,19 +38,9 @@ from runtime.document.schema import Bool, List, Map, Msg, Number, Text, load
 from runtime.errors import InvalidPolicy
 from runtime.plan.binary import git_config_reads, literal_option_uses
 from runtime.plan.programs import owned_profile
-from runtime.provider import UNKNOWN as UNKNOWN
-from runtime.provider import (
-    Action,
-    Binding,
-    BoundCall,
-    Decision,
-    Handover,
-    Operation,
-    Piece,
-    ProgramProfile,
-    Provider,
-    Subcommand,
-)
+from runtime.provider import BoundCall, Decision, Operation, Provider
+from runtime.provider.operations import Action, Binding, Piece
+from runtime.provider.programs import UNKNOWN, Handover, ProgramProfile, Subcommand
 from runtime.reading import kind, position, read_file
 
 NEVER_BINARIES = frozenset({"runtime"})

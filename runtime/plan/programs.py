@@ -1,4 +1,4 @@
-"""The profiles of the programs a step runs (:class:`runtime.provider.ProgramProfile`).
+"""The profiles of the programs a step runs (:class:`runtime.provider.programs.ProgramProfile`).
 
 The engine declares the programs it knows itself: git, its global options (read to
 find its subcommand) and its helper programs, which live in its exec path
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from runtime.provider import ProgramProfile, Provider
+from runtime.provider import Provider
+from runtime.provider.programs import ProgramProfile
 
 # git's global options, before its subcommand: option -> takes a value (git(1))
 GIT_GLOBAL_OPTIONS: dict[str, bool] = {

@@ -60,7 +60,7 @@ def _covered(scope: str, granted: set[str]) -> bool:
 
 
 def _live_credential(req: Requirement, ctx: Context, host: str, token: str, source: str) -> Check:
-    from runtime.provider import StepError
+    from runtime.errors import StepError
 
     stamp = timestamp(ctx)
     name = req.target["name"]

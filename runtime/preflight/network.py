@@ -68,7 +68,7 @@ def check_host(req: Requirement, ctx: Context) -> Check:
 
 def _live_host(req: Requirement, ctx: Context, host: str) -> Check:
     """A bounded, read-only GET of the API root: does the host answer at all?"""
-    from runtime.provider import StepError
+    from runtime.errors import StepError
 
     stamp = timestamp(ctx)
     planned = next((s for s in ctx.plan.steps if s.index == req.step), None)
@@ -107,7 +107,7 @@ def check_context_source(req: Requirement, ctx: Context) -> Check:
         return Check(req, TRUE, UNKNOWN, f"{shown} is checked only with --live")
     import httpx
 
-    from runtime.provider import StepError
+    from runtime.errors import StepError
 
     stamp = timestamp(ctx)
     try:

@@ -678,7 +678,7 @@ def test_a_signal_as_the_temporary_is_created_leaves_no_temporary(
     """A signal that arrives while ``files write`` creates its temporary file: Python runs the
     handler as soon as that ``os.open`` returns, so the exception comes from the call itself.
     The step ends interrupted/terminated, and the temporary must not stay behind."""
-    from runtime.provider import Terminated
+    from runtime.errors import Terminated
 
     error = Terminated if interrupt == "Terminated" else KeyboardInterrupt
     code = 143 if error is Terminated else 130
@@ -709,7 +709,7 @@ def test_a_signal_between_steps_is_handled_and_recorded(
     like an interrupted step: exit 130/143 (no traceback, no escaping exception), the audit log
     closed with ``run.end`` of that status and no ``step.start`` left without its ``step``."""
     from runtime.cli.reporters import TextReporter
-    from runtime.provider import Terminated
+    from runtime.errors import Terminated
 
     error = Terminated if interrupt == "Terminated" else KeyboardInterrupt
     code, status = (143, "terminated") if error is Terminated else (130, "interrupted")

@@ -18,7 +18,7 @@ import pytest
 
 from runtime.document.grammar import check_capability
 from runtime.document.loader import parse_document
-from runtime.errors import UsageError
+from runtime.errors import Terminated, UsageError
 from runtime.execute.audit import AuditError, AuditLog, read_records
 from runtime.execute.engine import RunResult, StepResult, execute_plan
 from runtime.home.registry import Registry
@@ -35,7 +35,6 @@ from runtime.provider import (
     StepEnvironment,
     StepError,
     StepOutcome,
-    Terminated,
 )
 from runtime.redact import Redactor
 from runtime.services import RunServices

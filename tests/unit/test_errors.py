@@ -98,7 +98,6 @@ def test_an_instance_exits_with_its_class_code(failure: Failure, code: int) -> N
 def test_providers_get_the_same_classes() -> None:
     for name in ("StepError", "PolicyRefusal", "MissingCredential", "MissingCapability"):
         assert getattr(provider, name) is getattr(errors, name)
-    assert provider.Terminated is Terminated
 
 
 def test_the_step_statuses_are_the_schemas() -> None:

@@ -20,8 +20,10 @@ import pytest
 from providers.github import PROVIDER as GITHUB
 from providers.github import mutations, mutations_build
 from providers.github.cli_args import gh_api_call, gh_graphql
+from runtime.plan.binding import bind, resolve_call
 from runtime.plan.policy import Policy, document_call, load_policy, program_actions
-from runtime.provider import Action, Decision, bind, resolve_call
+from runtime.provider import Decision
+from runtime.provider.operations import Action
 
 # -- the rule ----------------------------------------------------------------------------------
 

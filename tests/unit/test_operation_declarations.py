@@ -21,18 +21,10 @@ from providers.files import PROVIDER as FILES
 from providers.github import PROVIDER as GITHUB
 from providers.github import routes
 from runtime.cli.spec_tables import BEGIN, END, operations_markdown, rewrite
+from runtime.plan.binding import argument_problems, bind, resolve_call, value_problem
 from runtime.plan.policy import Policy, load_policy
-from runtime.provider import (
-    BoundCall,
-    Operation,
-    Option,
-    Piece,
-    Positional,
-    argument_problems,
-    bind,
-    resolve_call,
-    value_problem,
-)
+from runtime.provider import BoundCall, Operation, Option, Positional
+from runtime.provider.operations import Piece
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVIDERS = (FILES, GITHUB)

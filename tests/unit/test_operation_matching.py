@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from providers.files import OPERATIONS as FILES
 from providers.github import OPERATIONS as GITHUB
 from runtime.document.grammar import REFERENCE, references
-from runtime.provider import Operation, match_operation
+from runtime.plan.binding import match_operation
+from runtime.provider import Operation
 
 WORDS = ["repo", "view", "list", "pr", "issue", "api", "read", "write", "x", ""]
 

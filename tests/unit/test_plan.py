@@ -25,7 +25,7 @@ from runtime.plan.binary import git_config_reads, input_misuses, literal_option_
 from runtime.plan.build import Plan, build_plan
 from runtime.plan.policy import Policy, load_policy
 from runtime.plan.programs import owned_profile
-from runtime.provider import Piece
+from runtime.provider.operations import Piece
 from runtime.redact import Redactor
 from runtime.services import RunServices
 from runtime.workspace import Workspace

@@ -17,8 +17,9 @@ import pytest
 from providers.github import PROVIDER as GITHUB
 from runtime.errors import ExitCode, InvalidPolicy
 from runtime.plan import policy as policy_module
+from runtime.plan.binding import bind, resolve_call
 from runtime.plan.policy import Policy, load_policy, run_matches
-from runtime.provider import Decision, Operation, Positional, bind, resolve_call
+from runtime.provider import Decision, Operation, Positional
 
 
 @pytest.fixture(scope="module")

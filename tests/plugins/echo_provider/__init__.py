@@ -1,7 +1,8 @@
 """A third provider, for the tests only: one package and one entry point.
 
 It proves that adding a provider needs nothing from the engine: it imports
-only :mod:`runtime.provider`, declares its operations as data, and is found
+only the interface's names (:mod:`runtime.provider`), declares its operations as
+data (typed options included), and is found
 through the ``runtime.providers`` entry point of ``runtime_echo_provider``
 (the ``.dist-info`` folder beside this package; the tests put this folder on
 ``PYTHONPATH``).
