@@ -131,7 +131,7 @@ def load(run: Run) -> None:
     if run.input_pairs:
         run.inputs = parse_input_pairs(run.input_pairs, ws.cwd)
     if run.command is not None:
-        run.capability = _typed_capability(ws, run.command)
+        run.capability, run.resolved = _typed_capability(ws, run.command)
         return
     if run.target is None:
         assert run.name is not None
@@ -358,9 +358,10 @@ def command_run(
     return Run(ws, Mode.EXECUTE, name=command.label, command=command, **options)
 
 
-def _typed_capability(ws: Workspace, command: Command) -> Capability:
-    """The one-step capability of a typed command: a provider call is matched to its
-    operation and bound as it is built (a usage error names what is wrong)."""
+def _typed_capability(ws: Workspace, command: Command) -> tuple[Capability, Resolved]:
+    """The one-step capability of a typed command, and its call bound once as it is built:
+    a provider call is matched to its operation and bound (a usage error names what is
+    wrong); later stations use that binding, as they use validate's for a capability."""
     from runtime.document.loader import Document
     from runtime.plan.binding import (
         authored_call,
@@ -371,6 +372,7 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
     )
 
     provider, args = command.provider, list(command.args)
+    resolved: Resolved = {}
     if provider is not None:
         found = ws.registry.get(provider)
         assert found is not None
@@ -389,9 +391,10 @@ def _typed_capability(ws: Workspace, command: Command) -> Capability:
         if problems:  # with its own code, as the same problem in a capability has
             first = problems[0]
             raise UsageError(first.message, hint=first.hint, code=first.code)
+        resolved[1] = (op, binding)
     step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
     label = command.label
-    return Capability(label, "", Document(label, "", ""), steps=[step])
+    return Capability(label, "", Document(label, "", ""), steps=[step]), resolved
 
 
 def _shown(run: Run) -> str | None:

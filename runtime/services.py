@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from runtime.errors import StepError
 from runtime.provider.operations import Access
-from runtime.provider.run import ProgramResult, ProtectedPaths, Roots, Setting
+from runtime.provider.run import HostRule, ProgramResult, ProtectedPaths, Roots, Setting
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from runtime.execute.profiles import ProgramAccess
     from runtime.home.auth import AuthEngine
     from runtime.home.contexts import ContextStore
-    from runtime.plan.network import NetworkRule
     from runtime.workspace import Workspace
 
 T = TypeVar("T")
@@ -39,9 +38,6 @@ class RunServices:
         self._redactor = redactor
         self._closers: list[Callable[[], None]] = []
         self._states: dict[Callable[[], Any], Any] = {}
-        # the capability's declared network rule (MDA requires.network), set by the engine
-        # before the first step; None when it declares none
-        self.network: NetworkRule | None = None
         self._subreaper = False  # set when the launcher is made (the first program)
 
     # -- what the run is -------------------------------------------------------------------
@@ -126,15 +122,15 @@ class RunServices:
     def on_close(self, closer: Callable[[], None]) -> None:
         self._closers.append(closer)
 
-    def check_host(self, host: str) -> None:
-        if self.network is None:
+    def check_host(self, host: str, network: HostRule | None) -> None:
+        if network is None:
             return
-        allowed, reason = self.network.check(host, resolve=True)
+        allowed, reason = network.check(host, resolve=True)
         if not allowed:
             from runtime.errors import MissingCapability
 
             raise MissingCapability(
-                f"{reason}: the capability declares {self.network.describe()}",
+                f"{reason}: the capability declares {network.describe()}",
                 hint="change metadata.mda.requires.network in the capability if this host is "
                 "intended",
             )
@@ -158,6 +154,7 @@ class RunServices:
         timeout: float,
         on_output: Callable[[str, str], None],
         scratch: str | None = None,
+        network: HostRule | None = None,
     ) -> ProgramResult:
         from runtime.execute import egress
         from runtime.execute.launch import children, reap_orphans
@@ -176,7 +173,8 @@ class RunServices:
         # is found among our children (we are a subreaper) and killed
         before = set() if launcher.confined else children()
         with contextlib.ExitStack() as stack:
-            proxy = stack.enter_context(egress.serving(allowed, self._refusal)) if allowed else None
+            refusal = _refusal(network)
+            proxy = stack.enter_context(egress.serving(allowed, refusal)) if allowed else None
             command, child = launcher.command(
                 argv, environ, executables=executables, proxy=proxy, scratch=scratch
             )
@@ -198,13 +196,6 @@ class RunServices:
             if proxy is not None and proxy.refused:
                 result = result._replace(blocked=tuple(dict.fromkeys(proxy.refused)))
             return result
-
-    def _refusal(self, host: str) -> str | None:
-        """Why the capability's ``requires.network`` refuses ``host``, or None."""
-        if self.network is None:
-            return None
-        allowed, reason = self.network.check(host, resolve=True)
-        return None if allowed else f"{reason} (the capability declares {self.network.describe()})"
 
     def _access(self, program: str) -> ProgramAccess:
         """What a confined ``program`` may execute besides itself, and the hosts it may reach
@@ -263,6 +254,19 @@ class _Accesses(dict[str, "ProgramAccess"]):
 
 class _GitEnvironments(dict[str, dict[str, str]]):
     """The hardened git environment per git program, made once per run."""
+
+
+def _refusal(network: HostRule | None) -> Callable[[str], str | None] | None:
+    """Why ``network`` (the capability's ``requires.network``) refuses a host, or None."""
+    if network is None:
+        return None
+    rule = network
+
+    def refused(host: str) -> str | None:
+        allowed, reason = rule.check(host, resolve=True)
+        return None if allowed else f"{reason} (the capability declares {rule.describe()})"
+
+    return refused
 
 
 def _stop_reaping() -> None:

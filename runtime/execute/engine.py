@@ -258,11 +258,11 @@ def _run_step(
     reporter: Reporter,
     timeout: float,
 ) -> StepResult:
-    services.network = network
     env = StepEnvironment(
         run=services,
         timeout=timeout,
         on_output=lambda stream, text: reporter.step_output(planned, stream, text),
+        network=network,
     )
     started = time.perf_counter()
     try:

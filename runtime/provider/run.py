@@ -107,9 +107,9 @@ class RunContext(Protocol):
         """Call ``closer`` when the run ends (close a client)."""
         ...
 
-    def check_host(self, host: str) -> None:
-        """Raise :class:`MissingCapability` when the capability's network rule forbids
-        ``host``; providers ask before every connection."""
+    def check_host(self, host: str, network: HostRule | None) -> None:
+        """Raise :class:`MissingCapability` when ``network`` (the capability's rule, as the
+        step's environment carries it) forbids ``host``."""
         ...
 
     def program_environment(self) -> dict[str, str]:
@@ -130,6 +130,7 @@ class RunContext(Protocol):
         timeout: float,
         on_output: Callable[[str, str], None],
         scratch: str | None = None,
+        network: HostRule | None = None,
     ) -> ProgramResult:
         """Run ``argv`` (argv[0] absolute) as the engine runs every program: confined
         where the system allows it, in a process group of its own, bounded in time and
@@ -137,16 +138,31 @@ class RunContext(Protocol):
         engine's ``GIT_*`` variables win over its own): any git the program starts, as
         gh starts one for ``repo clone`` or to read a checkout's remotes, reads no
         system or global configuration and runs no program that configuration names.
-        Raises :class:`StepError` if it cannot start."""
+        ``network`` narrows the hosts a confined program may reach. Raises
+        :class:`StepError` if it cannot start."""
         ...
 
 
 # -- what a step gets, and gives back ----------------------------------------------------
 
 
+class HostRule(Protocol):
+    """What a step may reach: the capability's ``requires.network``, as the engine reads
+    it (``none``, ``local``, ``public`` or host globs)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def check(self, host: str, *, resolve: bool) -> tuple[bool | None, str]:
+        """(allowed, why); allowed is None when it cannot be told without resolving."""
+        ...
+
+    def describe(self) -> str: ...
+
+
 @dataclass
 class StepEnvironment:
-    """Everything a step may use: the run, and this step's time and output."""
+    """Everything a step may use: the run, and this step's time, output and network."""
 
     run: RunContext
     timeout: float
@@ -154,6 +170,8 @@ class StepEnvironment:
     on_output: Callable[[str, str], None] = field(default=lambda stream, text: None)
     # When the step started (time.monotonic()); ``timeout`` after it, its time is up.
     started: float = field(default_factory=time.monotonic)
+    # the hosts the step may reach (requires.network); None: the capability declares none
+    network: HostRule | None = None
 
     @property
     def cwd(self) -> Path:
@@ -174,14 +192,21 @@ class StepEnvironment:
         return self.started + self.timeout
 
     def check_host(self, host: str) -> None:
-        self.run.check_host(host)
+        """Raise :class:`MissingCapability` when the step may not reach ``host``; providers
+        ask before every connection."""
+        self.run.check_host(host, self.network)
 
     def run_program(
         self, argv: list[str], environ: Mapping[str, str], scratch: str | None = None
     ) -> ProgramResult:
-        """:meth:`RunContext.run_program` with this step's time limit and output."""
+        """:meth:`RunContext.run_program` with this step's time limit, output and network."""
         return self.run.run_program(
-            argv, environ, timeout=self.timeout, on_output=self.on_output, scratch=scratch
+            argv,
+            environ,
+            timeout=self.timeout,
+            on_output=self.on_output,
+            scratch=scratch,
+            network=self.network,
         )
 
 
