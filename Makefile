@@ -53,7 +53,7 @@ bench: $(VENV)/.installed-test npm
 
 # policies/default.json: the default policy parsed (a test fails when it is stale).
 policy-json: $(VENV)/.installed
-	$(BIN)/python -c "from runtime.plan.policy import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
+	$(BIN)/python -c "from runtime.plan.policy_file import default_policy_json; open('policies/default.json', 'w').write(default_policy_json())"
 
 # The operation tables of specs/files.md and specs/github.md, from the providers'
 # declarations, and the exit-code tables of README.md and specs/capability-spec.md,

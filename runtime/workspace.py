@@ -16,7 +16,8 @@ from pathlib import Path
 from runtime.home.config import Config, capability_sources, configured_sources, load_config
 from runtime.home.layout import Home, home_path
 from runtime.home.registry import Registry, load_registry
-from runtime.plan.policy import Policy, load_policy
+from runtime.plan.policy import Policy
+from runtime.plan.policy_file import load_policy
 
 
 @dataclass

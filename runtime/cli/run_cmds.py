@@ -51,7 +51,7 @@ def _timeout(value: str | None) -> float | None:
     if value is None:
         return None
     from runtime.errors import UsageError
-    from runtime.plan.policy import TIMEOUT_SECONDS
+    from runtime.plan.policy_file import TIMEOUT_SECONDS
 
     seconds = TIMEOUT_SECONDS.number(value)
     if seconds is None:

@@ -3,7 +3,7 @@
 Every file runtime reads under a closed shape is checked here: the runtime
 block and the frontmatter of a capability (:mod:`runtime.document.grammar`,
 :mod:`runtime.document.typed_requirements`), the policy
-(:mod:`runtime.plan.policy`), ``config.yaml`` (:mod:`runtime.home.config`) and
+(:mod:`runtime.plan.policy_file`), ``config.yaml`` (:mod:`runtime.home.config`) and
 ``contexts.json`` (:mod:`runtime.home.contexts`). A schema is a tree of
 shapes; :func:`check` walks the document's :class:`~runtime.document.yamlnode.Node`
 tree once, reports **every** problem as a :class:`~runtime.problems.Problem` at

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-import runtime.plan.policy as policy_module
+import runtime.plan.policy_file as policy_module
 from runtime import __version__
 from runtime.home.layout import _shipped_files
 from runtime.home.resources import default_policy_file

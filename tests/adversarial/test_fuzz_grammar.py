@@ -47,7 +47,7 @@ from runtime.document.grammar import check_capability
 from runtime.document.loader import MAX_BYTES, parse_document
 from runtime.document.validate import check_steps
 from runtime.home.registry import load_registry
-from runtime.plan.policy import load_policy
+from runtime.plan.policy_file import load_policy
 from runtime.problems import Problem, has_errors, sorted_problems
 from tests.adversarial.conftest import FULL, sized
 from tests.conftest import EXAMPLES, Result, check_schema

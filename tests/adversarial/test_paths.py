@@ -762,7 +762,7 @@ def test_delete_stays_denied_when_a_capability_rewrites_homes_policy_cache(
     import hashlib
 
     from runtime.home.resources import default_policy_file
-    from runtime.plan.policy import default_policy_data
+    from runtime.plan.policy_file import default_policy_data
 
     data = default_policy_data()
     data["denied_operations"] = []

@@ -27,6 +27,7 @@ HEAVY = (
     "providers",
     "importlib.metadata",
     "runtime.plan.policy",
+    "runtime.plan.policy_file",
     "runtime.plan.build",
     "runtime.execute.engine",
     "runtime.execute.process",

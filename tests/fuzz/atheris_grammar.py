@@ -38,7 +38,7 @@ with atheris.instrument_imports():
     from runtime.document.validate import check_steps
 
 from runtime.home.registry import load_registry  # noqa: E402
-from runtime.plan.policy import load_policy  # noqa: E402 - after the instrumented imports
+from runtime.plan.policy_file import load_policy  # noqa: E402 - after the instrumented imports
 
 REGISTRY = load_registry()
 POLICY = load_policy(None)

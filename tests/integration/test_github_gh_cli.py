@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from runtime.execute.githarden import HARDENING
-from runtime.plan.policy import load_policy
+from runtime.plan.policy_file import load_policy
 from tests.conftest import (
     Result,
     capability,

@@ -23,7 +23,7 @@ from runtime.execute.audit import AuditError, AuditLog, read_records
 from runtime.execute.engine import RunResult, StepResult, execute_plan
 from runtime.home.registry import Registry
 from runtime.plan.build import PlannedStep, build_plan
-from runtime.plan.policy import load_policy
+from runtime.plan.policy_file import load_policy
 from runtime.provider import (
     BoundCall,
     MissingCapability,

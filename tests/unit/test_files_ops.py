@@ -29,7 +29,8 @@ from providers.files import ops as files_ops
 from providers.files.atomic import TempNames
 from providers.files.confine import Confined, UnusablePath, confine, open_parent
 from runtime.errors import PolicyRefusal
-from runtime.plan.policy import Policy, load_policy
+from runtime.plan.policy import Policy
+from runtime.plan.policy_file import load_policy
 from runtime.provider import BoundCall, StepEnvironment, StepError, StepOutcome
 from runtime.redact import Redactor
 from runtime.services import RunServices

@@ -21,7 +21,8 @@ from providers.github import PROVIDER as GITHUB
 from providers.github import mutations, mutations_build
 from providers.github.cli_args import gh_api_call, gh_graphql
 from runtime.plan.binding import bind, resolve_call
-from runtime.plan.policy import Policy, document_call, load_policy, program_actions
+from runtime.plan.policy import Policy, document_call, program_actions
+from runtime.plan.policy_file import load_policy
 from runtime.provider import Decision
 from runtime.provider.operations import Action
 

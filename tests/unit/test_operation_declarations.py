@@ -22,7 +22,8 @@ from providers.github import PROVIDER as GITHUB
 from providers.github import routes
 from runtime.cli.spec_tables import BEGIN, END, operations_markdown, rewrite
 from runtime.plan.binding import argument_problems, bind, resolve_call, value_problem
-from runtime.plan.policy import Policy, load_policy
+from runtime.plan.policy import Policy
+from runtime.plan.policy_file import load_policy
 from runtime.provider import BoundCall, Operation, Option, Positional
 from runtime.provider.operations import Piece
 

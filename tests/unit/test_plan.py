@@ -23,7 +23,8 @@ from runtime.document.validate import Resolved, check_steps
 from runtime.errors import ExitCode, UsageError
 from runtime.plan.binary import git_config_reads, input_misuses, literal_option_uses
 from runtime.plan.build import Plan, build_plan
-from runtime.plan.policy import Policy, load_policy
+from runtime.plan.policy import Policy
+from runtime.plan.policy_file import load_policy
 from runtime.plan.programs import owned_profile
 from runtime.provider.operations import Piece
 from runtime.redact import Redactor

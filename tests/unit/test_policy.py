@@ -16,9 +16,10 @@ import pytest
 
 from providers.github import PROVIDER as GITHUB
 from runtime.errors import ExitCode, InvalidPolicy
-from runtime.plan import policy as policy_module
+from runtime.plan import policy_file as policy_module
 from runtime.plan.binding import bind, resolve_call
-from runtime.plan.policy import Policy, load_policy, run_matches
+from runtime.plan.policy import Policy, run_matches
+from runtime.plan.policy_file import load_policy
 from runtime.provider import Decision, Operation, Positional
 
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from runtime.home.resources import default_policy_file
-from runtime.plan.policy import default_policy_data, parse_policy_text
+from runtime.plan.policy_file import default_policy_data, parse_policy_text
 
 
 def test_default_json_matches_the_yaml() -> None:

@@ -361,7 +361,7 @@ def test_json_tree_and_its_descriptions() -> None:
 
 
 def test_policy_reports_every_problem_at_its_position() -> None:
-    from runtime.plan.policy import parse_policy_text
+    from runtime.plan.policy_file import parse_policy_text
 
     with pytest.raises(InvalidPolicy) as caught:
         parse_policy_text(
