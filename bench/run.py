@@ -391,7 +391,7 @@ def started_true(
 
     from runtime.execute import sandbox
     from runtime.execute.launch import for_run
-    from runtime.workspace import Workspace
+    from runtime.plan.workspace import Workspace
 
     launcher = for_run(Workspace(environ=env, cwd=cwd))
     true = shutil.which("true", path=env.get("PATH")) or "/bin/true"

@@ -36,12 +36,12 @@ from runtime.redact import SECRET_NAME, Redactor
 
 if TYPE_CHECKING:
     from runtime.document.catalog import Target
-    from runtime.document.validate import Resolved
     from runtime.execute.engine import Reporter, RunResult
+    from runtime.execute.services import RunServices
     from runtime.plan.build import Plan
+    from runtime.plan.validate import Resolved
+    from runtime.plan.workspace import Workspace
     from runtime.preflight.report import Report
-    from runtime.services import RunServices
-    from runtime.workspace import Workspace
 
 
 _log = get_logger("runtime.pipeline")
@@ -143,7 +143,7 @@ def load(run: Run) -> None:
 def validate(run: Run) -> None:
     """Check each step against what is registered: providers, operations and their form,
     allowed binaries, inputs referenced. While inspecting, problems are only collected."""
-    from runtime.document.validate import check_steps, policy_problems
+    from runtime.plan.validate import check_steps, policy_problems
     from runtime.problems import sorted_problems
 
     cap = _capability(run)
@@ -170,9 +170,9 @@ def validate(run: Run) -> None:
 def resolve(run: Run) -> None:
     """Check the inputs, substitute them, bind each step to its operation or binary and
     decide it against the policy: the plan. Nothing outside the process changes."""
+    from runtime.execute.services import RunServices
     from runtime.plan.build import build_plan
     from runtime.plan.substitute import check_inputs, check_sizes
-    from runtime.services import RunServices
 
     cap = _capability(run)
     inspecting = run.mode is Mode.INSPECT

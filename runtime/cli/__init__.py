@@ -1,7 +1,7 @@
 """The ``runtime`` command line.
 
 The only layer that knows typer, prints, or picks exit codes. Each command
-builds a :class:`~runtime.workspace.Workspace`, walks the engine's stations
+builds a :class:`~runtime.plan.workspace.Workspace`, walks the engine's stations
 and renders what they return. Heavy imports happen inside the commands that
 need them, so ``runtime --version`` costs little more than importing typer.
 """

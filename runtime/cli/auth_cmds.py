@@ -44,8 +44,8 @@ def _credential(name: str | None) -> str:
 
 
 def _services(ws: Any) -> Any:
+    from runtime.execute.services import Services
     from runtime.redact import Redactor
-    from runtime.services import Services
 
     return Services(ws, Redactor())
 

@@ -15,7 +15,7 @@ import typer
 
 
 def _workspace() -> Any:
-    from runtime.workspace import Workspace
+    from runtime.plan.workspace import Workspace
 
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
 

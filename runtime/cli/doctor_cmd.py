@@ -109,7 +109,7 @@ def _contexts(ws: Any) -> dict[str, Any]:
 def _login_fix(ws: Any) -> str:
     """What to do without a keyring: export the variables the credentials are read from."""
     from runtime.errors import RuntimeFailure
-    from runtime.services import Services
+    from runtime.execute.services import Services
 
     try:
         auth = Services(ws, _redactor()).auth

@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from runtime.execute.engine import RunResult
     from runtime.pipeline import Run
     from runtime.plan.build import Plan
+    from runtime.plan.workspace import Workspace
     from runtime.preflight.report import Report
     from runtime.provider import Provider
-    from runtime.workspace import Workspace
 
 INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."

@@ -41,7 +41,7 @@ def raw_mode() -> bool:
 def workspace() -> Any:
     from pathlib import Path
 
-    from runtime.workspace import Workspace
+    from runtime.plan.workspace import Workspace
 
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
 

@@ -2,7 +2,7 @@
 
 Second station: Document -> Capability + problems. The grammar is data:
 :data:`RUNTIME_BLOCK` and :data:`FRONTMATTER` are schemas of
-:mod:`runtime.document.schema`, which walks the YAML tree once and reports
+:mod:`runtime.yamldoc.schema`, which walks the YAML tree once and reports
 every problem (not just the first), each at its line and column in the
 Markdown file; the cost is linear in the size of the block. Their ``build``
 hooks make the typed model (:mod:`runtime.document.model`) of the valid parts.
@@ -16,7 +16,9 @@ from typing import Any
 from runtime.document.fences import FencedBlock
 from runtime.document.loader import Document, Frontmatter
 from runtime.document.model import Arg, Capability, InputDecl, Step
-from runtime.document.schema import (
+from runtime.document.typed_requirements import REQUIREMENTS
+from runtime.problems import Problem
+from runtime.yamldoc.schema import (
     Alt,
     Anything,
     Bool,
@@ -31,9 +33,7 @@ from runtime.document.schema import (
     parse_yaml,
     plain,
 )
-from runtime.document.typed_requirements import REQUIREMENTS
-from runtime.document.yamlnode import Node
-from runtime.problems import Problem
+from runtime.yamldoc.yamlnode import Node
 
 SUPPORTED_VERSIONS = ("v1",)
 

@@ -25,7 +25,7 @@ Each entry: ``id`` (a capability-style name), ``type``, ``target``,
 ``needsReview``), ``freshness.maxAgeSeconds`` (integer >= 1). Duplicate ids
 validate; preflight reports them as a failed check.
 
-The table is :data:`REQUIREMENTS`, a schema of :mod:`runtime.document.schema`;
+The table is :data:`REQUIREMENTS`, a schema of :mod:`runtime.yamldoc.schema`;
 the two rules that join fields (``reviewStatus`` for an inferred entry, the
 freshness a dynamic target needs) are its hook, :func:`_joined_rules`.
 """
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from runtime.document.schema import (
+from runtime.yamldoc.schema import (
     Bool,
     By,
     Int,
@@ -46,7 +46,7 @@ from runtime.document.schema import (
     Shape,
     Text,
 )
-from runtime.document.yamlnode import Node
+from runtime.yamldoc.yamlnode import Node
 
 if TYPE_CHECKING:
     from runtime.document.requirements import Requirement

@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from runtime.home.config import Rotation
 from runtime.redact import Redactor
 from runtime.text import json_dumps
 
@@ -61,15 +62,6 @@ class Skipped:
     count: int
     first_line: int
     why: str
-
-
-@dataclass(frozen=True)
-class Rotation:
-    """When the log rotates, and how many rotated files are kept (config.yaml's
-    ``audit_max_bytes`` and ``audit_keep``)."""
-
-    max_bytes: int = 10 * 1024 * 1024
-    keep: int = 5
 
 
 def new_run_id(clock: Callable[[], float] = time.time) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import contextlib
 
+from runtime.execute.services import RunServices
 from runtime.provider import StepEnvironment, StepOutcome
 from runtime.provider.run import ProgramResult
-from runtime.services import RunServices
 
 
 def child_environment(

@@ -18,9 +18,9 @@ from runtime.execute.audit import AuditError, AuditLog
 from runtime.log import INFO, WARNING, get_logger
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
+from runtime.plan.workspace import Workspace
 from runtime.provider import StepEnvironment, StepOutcome
 from runtime.redact import Redactor
-from runtime.workspace import Workspace
 
 _log = get_logger("runtime.engine")
 

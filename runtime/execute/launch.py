@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from runtime.execute import egress, landlock, sandbox
 
 if TYPE_CHECKING:
-    from runtime.workspace import Workspace
+    from runtime.plan.workspace import Workspace
 
 # Variables naming files a program reads to trust a private CA: made visible inside.
 _CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")

@@ -8,14 +8,15 @@ import socket
 from typing import TYPE_CHECKING
 
 from runtime.errors import RuntimeFailure, UsageError
-from runtime.execute.audit import AuditError, AuditLog, Rotation
+from runtime.execute.audit import AuditError, AuditLog
 from runtime.execute.engine import Reporter, RunResult, execute_plan
+from runtime.home.config import Rotation
 from runtime.plan.build import Plan
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
-    from runtime.services import RunServices
-    from runtime.workspace import Workspace
+    from runtime.execute.services import RunServices
+    from runtime.plan.workspace import Workspace
 
 
 def run_plan(

@@ -27,8 +27,8 @@ from runtime.errors import Invalid, InvalidPolicy, MissingCredential, UsageError
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
+    from runtime.plan.workspace import Workspace
     from runtime.provider import CredentialKind
-    from runtime.workspace import Workspace
 
 KEYRING_USER = "token"
 

@@ -6,14 +6,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.document.schema import Hook, Int, List, Map, Msg, Scope, Shape, Text, load
-from runtime.document.yamlnode import Node
 from runtime.errors import InvalidPolicy
-from runtime.execute.audit import Rotation
 from runtime.home.layout import Home
 from runtime.home.registry import Registry
 from runtime.provider import SettingKind
 from runtime.reading import read_file
+from runtime.yamldoc.schema import Hook, Int, List, Map, Msg, Scope, Shape, Text, load
+from runtime.yamldoc.yamlnode import Node
 
 CORE_FIELDS: dict[str, Shape] = {
     "capability_sources": List(
@@ -50,6 +49,15 @@ CORE_FIELDS: dict[str, Shape] = {
     ),
 }
 VARIABLE_NAME = Text(pattern=r"[A-Z_][A-Z0-9_]*", means="an environment variable name")
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """When the log rotates, and how many rotated files are kept (config.yaml's
+    ``audit_max_bytes`` and ``audit_keep``)."""
+
+    max_bytes: int = 10 * 1024 * 1024
+    keep: int = 5
 
 
 @dataclass

@@ -27,7 +27,7 @@ from runtime.reading import position, read_file
 from runtime.text import not_utf8
 
 if TYPE_CHECKING:
-    from runtime.document.schema import Map
+    from runtime.yamldoc.schema import Map
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: '$' would allow a newline
 
@@ -115,7 +115,7 @@ class ContextStore:
         return data  # type: ignore[no-any-return]
 
     def _check_shape(self, data: object) -> None:
-        from runtime.document.schema import check, describe_json, json_tree
+        from runtime.yamldoc.schema import check, describe_json, json_tree
 
         _, problems = check(
             json_tree(data),
@@ -268,9 +268,9 @@ class ContextStore:
 
 
 def contexts_schema(settings: Mapping[str, SettingKind]) -> Map:
-    """The shape of contexts.json, as a schema of :mod:`runtime.document.schema` checked
+    """The shape of contexts.json, as a schema of :mod:`runtime.yamldoc.schema` checked
     on the parsed JSON (which has no positions: a problem names the file)."""
-    from runtime.document.schema import Anything, Map, Msg, Text
+    from runtime.yamldoc.schema import Anything, Map, Msg, Text
 
     value = Text(quoted=True, wrong='context "{context.key}": "{key}" must be a string, not {got}')
     return Map(

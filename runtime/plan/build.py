@@ -20,12 +20,12 @@ from runtime.plan.binding import argument_problems, bind, match_operation, resol
 from runtime.plan.policy import program_actions
 from runtime.plan.programs import owned_profile
 from runtime.plan.substitute import substitute
+from runtime.plan.workspace import Workspace
 from runtime.problems import Problem
 from runtime.provider import BoundCall, Decision, Inspection, Operation
 from runtime.provider.operations import Binding, BindingProblem, Piece
 from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
-from runtime.workspace import Workspace
 
 # The fields of a provider's own (Inspection.record) each step of the plan and execute
 # documents carries, null where the provider gives none: the documents are closed, and

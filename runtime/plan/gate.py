@@ -17,7 +17,7 @@ from runtime.problems import Problem
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
-    from runtime.services import RunServices
+    from runtime.execute.services import RunServices
 
 
 def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> list[Problem]:

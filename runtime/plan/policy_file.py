@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime.document.schema import Bool, List, Map, Msg, Number, Text, load
 from runtime.errors import InvalidPolicy
 from runtime.plan.policy import Policy
 from runtime.reading import kind, position, read_file
+from runtime.yamldoc.schema import Bool, List, Map, Msg, Number, Text, load
 
 _WORDS = List(Text())
 # folders, as config.yaml's capability_sources: YAML reads a plain 5 or true as a number
@@ -31,7 +31,7 @@ _FOLDERS = List(Text(string=True))
 TIMEOUT_SECONDS = Number(above=0, maximum=86400)
 
 
-# The policy file's schema (runtime.document.schema): closed, every problem at its position.
+# The policy file's schema (runtime.yamldoc.schema): closed, every problem at its position.
 POLICY_SCHEMA = Map(
     {
         "version": Text(

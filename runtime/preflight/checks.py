@@ -21,6 +21,7 @@ from typing import Any
 from runtime.document.requirements import Requirement, declared
 from runtime.plan.build import Plan
 from runtime.plan.network import NetworkRule
+from runtime.plan.workspace import Workspace
 from runtime.preflight.credentials import check_credential
 from runtime.preflight.inferred import inferred
 from runtime.preflight.network import (
@@ -49,7 +50,6 @@ from runtime.preflight.report import (
     Report,
     timestamp,
 )
-from runtime.workspace import Workspace
 
 
 def run_preflight(

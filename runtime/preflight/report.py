@@ -24,7 +24,7 @@ from typing import Any
 from runtime.document.requirements import Requirement
 from runtime.plan.build import Plan
 from runtime.plan.network import NetworkRule
-from runtime.workspace import Workspace
+from runtime.plan.workspace import Workspace
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 LIVE_TIMEOUT = 5.0

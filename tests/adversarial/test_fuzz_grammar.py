@@ -2,7 +2,7 @@
 
 Every document goes through the stations the CLI uses, in process
 (:func:`runtime.document.loader.parse_document`, :func:`runtime.document.grammar.check_capability`,
-:func:`runtime.document.validate.check_steps`), and a sample also through the real
+:func:`runtime.plan.validate.check_steps`), and a sample also through the real
 entry point (``runtime --output json capability validate FILE``). The
 contract checked for each one:
 
@@ -45,9 +45,9 @@ from hypothesis import strategies as st
 
 from runtime.document.grammar import check_capability
 from runtime.document.loader import MAX_BYTES, parse_document
-from runtime.document.validate import check_steps
 from runtime.home.registry import load_registry
 from runtime.plan.policy_file import load_policy
+from runtime.plan.validate import check_steps
 from runtime.problems import Problem, has_errors, sorted_problems
 from tests.adversarial.conftest import FULL, sized
 from tests.conftest import EXAMPLES, Result, check_schema

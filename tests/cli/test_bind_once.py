@@ -21,9 +21,6 @@ from tests.conftest import Result, capability, write
 def binds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Every call of ``runtime.plan.binding.bind``, wherever a module holds it (the stations
     are imported first, so that each holds the engine's own function to be counted)."""
-    import runtime.document.validate
-    import runtime.pipeline
-    import runtime.plan.build  # noqa: F401
 
     calls: list[str] = []
     original = binding.bind

@@ -2,7 +2,7 @@
 
 The same in-process path as ``runtime capability validate``:
 :func:`runtime.document.loader.parse_document`, :func:`runtime.document.grammar.check_capability`
-and :func:`runtime.document.validate.check_steps`. The expected outcome of every input
+and :func:`runtime.plan.validate.check_steps`. The expected outcome of every input
 is a verdict (problems, possibly none), each problem at line >= 1 and
 column >= 1. Anything else -- any exception, or a problem without a position
 -- is a crash: libFuzzer stops and writes the input to ``crash-<sha1>``.
@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 with atheris.instrument_imports():
     from runtime.document.grammar import check_capability
     from runtime.document.loader import parse_document
-    from runtime.document.validate import check_steps
+    from runtime.plan.validate import check_steps
 
 from runtime.home.registry import load_registry  # noqa: E402
 from runtime.plan.policy_file import load_policy  # noqa: E402 - after the instrumented imports

@@ -64,8 +64,8 @@ from keyring.backends import fail
 
 from runtime.errors import ExitCode, MissingCredential
 from runtime.home.auth import AuthEngine, KeyringUnavailable
+from runtime.plan.workspace import Workspace
 from runtime.redact import REDACTED, Redactor
-from runtime.workspace import Workspace
 from tests.conftest import Result, keyring_service, require_tool
 from tests.github_double import GitHubDouble
 from tests.memory_keyring import BrokenKeyring, MemoryKeyring

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from runtime.execute.audit import AuditLog, Rotation, read_records, rotated_files
+from runtime.execute.audit import AuditLog, read_records, rotated_files
+from runtime.home.config import Rotation
 from runtime.redact import REDACTED, Redactor
 from runtime.text import json_dumps
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from runtime.execute.binaries import child_environment
+from runtime.execute.services import RunServices
 from runtime.plan.policy import Policy
+from runtime.plan.workspace import Workspace
 from runtime.redact import Redactor
-from runtime.services import RunServices
-from runtime.workspace import Workspace
 
 
 class _Auth:

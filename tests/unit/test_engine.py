@@ -21,9 +21,11 @@ from runtime.document.loader import parse_document
 from runtime.errors import Terminated, UsageError
 from runtime.execute.audit import AuditError, AuditLog, read_records
 from runtime.execute.engine import RunResult, StepResult, execute_plan
+from runtime.execute.services import RunServices
 from runtime.home.registry import Registry
 from runtime.plan.build import PlannedStep, build_plan
 from runtime.plan.policy_file import load_policy
+from runtime.plan.workspace import Workspace
 from runtime.provider import (
     BoundCall,
     MissingCapability,
@@ -37,8 +39,6 @@ from runtime.provider import (
     StepOutcome,
 )
 from runtime.redact import Redactor
-from runtime.services import RunServices
-from runtime.workspace import Workspace
 
 RUN_ID = "20240101T000000Z-0000test"
 TIMEOUT = 42.0

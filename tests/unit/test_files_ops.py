@@ -29,12 +29,12 @@ from providers.files import ops as files_ops
 from providers.files.atomic import TempNames
 from providers.files.confine import Confined, UnusablePath, confine, open_parent
 from runtime.errors import PolicyRefusal
+from runtime.execute.services import RunServices
 from runtime.plan.policy import Policy
 from runtime.plan.policy_file import load_policy
+from runtime.plan.workspace import Workspace
 from runtime.provider import BoundCall, StepEnvironment, StepError, StepOutcome
 from runtime.redact import Redactor
-from runtime.services import RunServices
-from runtime.workspace import Workspace
 
 OPS = {op.words[0]: op for op in OPERATIONS}
 

@@ -41,3 +41,16 @@ def test_there_are_no_import_circles() -> None:
             if back is not None:
                 circles.append((module, *back))
     assert circles == [], "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_every_station_package_has_its_place_in_the_layers() -> None:
+    """Each package of the engine is a layer of the stations' contract (the base modules,
+    runtime/*.py, sit under all of them): a new package must take its place."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    packages = {
+        f"runtime.{p.parent.name}"
+        for p in (REPO / "runtime").glob("*/__init__.py")
+        if p.parent.name != "_data"
+    }
+    assert set(contract["layers"]) == packages | {"runtime.pipeline"}

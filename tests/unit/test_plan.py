@@ -19,17 +19,17 @@ from providers.github.cli_args import gh_api_call, gh_git_clone, gh_targets, opt
 from runtime.document.grammar import check_capability
 from runtime.document.loader import parse_document
 from runtime.document.model import Capability
-from runtime.document.validate import Resolved, check_steps
 from runtime.errors import ExitCode, UsageError
+from runtime.execute.services import RunServices
 from runtime.plan.binary import git_config_reads, input_misuses, literal_option_uses
 from runtime.plan.build import Plan, build_plan
 from runtime.plan.policy import Policy
 from runtime.plan.policy_file import load_policy
 from runtime.plan.programs import owned_profile
+from runtime.plan.validate import Resolved, check_steps
+from runtime.plan.workspace import Workspace
 from runtime.provider.operations import Piece
 from runtime.redact import Redactor
-from runtime.services import RunServices
-from runtime.workspace import Workspace
 
 PROGRAMS = ("echo", "git", "gh", "dash")
 

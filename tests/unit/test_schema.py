@@ -1,4 +1,4 @@
-"""The schema mechanism (runtime.document.schema): each shape, every problem, positions."""
+"""The schema mechanism (runtime.yamldoc.schema): each shape, every problem, positions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from runtime.document.schema import (
+from runtime.errors import InvalidPolicy
+from runtime.problems import Problem
+from runtime.yamldoc.schema import (
     INVALID,
     Alt,
     Anything,
@@ -28,9 +30,7 @@ from runtime.document.schema import (
     load,
     parse_yaml,
 )
-from runtime.document.yamlnode import Node
-from runtime.errors import InvalidPolicy
-from runtime.problems import Problem
+from runtime.yamldoc.yamlnode import Node
 
 
 def run(text: str, shape: Shape, **kw: Any) -> tuple[Any, list[Problem]]:

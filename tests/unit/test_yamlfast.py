@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from runtime.document import yamlfast, yamltree
 from runtime.document.loader import load_document
+from runtime.yamldoc import yamlfast, yamltree
 
 ROOT = Path(__file__).resolve().parents[2]
 

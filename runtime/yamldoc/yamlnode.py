@@ -1,8 +1,8 @@
 """The positioned YAML tree both parsers build: nodes, duplicate keys, syntax errors, limits.
 
-:mod:`runtime.document.yamltree` (strictyaml's loader) and
-:mod:`runtime.document.yamlfast` (the plain subset, line by line) compose the
-same :class:`Node` tree; the schema mechanism (:mod:`runtime.document.schema`)
+:mod:`runtime.yamldoc.yamltree` (strictyaml's loader) and
+:mod:`runtime.yamldoc.yamlfast` (the plain subset, line by line) compose the
+same :class:`Node` tree; the schema mechanism (:mod:`runtime.yamldoc.schema`)
 checks it. Both parsers import this module and nothing of each other but the
 one call ``yamltree.parse`` makes to the fast path, so no import circle exists.
 """

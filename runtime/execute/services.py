@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from runtime.execute.profiles import ProgramAccess
     from runtime.home.auth import AuthEngine
     from runtime.home.contexts import ContextStore
-    from runtime.workspace import Workspace
+    from runtime.plan.workspace import Workspace
 
 T = TypeVar("T")
 

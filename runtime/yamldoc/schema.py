@@ -5,7 +5,7 @@ block and the frontmatter of a capability (:mod:`runtime.document.grammar`,
 :mod:`runtime.document.typed_requirements`), the policy
 (:mod:`runtime.plan.policy_file`), ``config.yaml`` (:mod:`runtime.home.config`) and
 ``contexts.json`` (:mod:`runtime.home.contexts`). A schema is a tree of
-shapes; :func:`check` walks the document's :class:`~runtime.document.yamlnode.Node`
+shapes; :func:`check` walks the document's :class:`~runtime.yamldoc.yamlnode.Node`
 tree once, reports **every** problem as a :class:`~runtime.problems.Problem` at
 its position, and returns the value of the valid parts.
 
@@ -67,8 +67,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypedDict
 
-from runtime.document.yamlnode import Node, NodeKind, YamlError
 from runtime.problems import Problem, Severity
+from runtime.yamldoc.yamlnode import Node, NodeKind, YamlError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -313,7 +313,7 @@ def parse_yaml(
     ``position`` maps a 0-based (line, column) of ``text`` to the file's. A syntax
     error is code ``yaml`` and a repeated key ``duplicate-key``, unless ``code`` is given.
     """
-    from runtime.document.yamltree import parse
+    from runtime.yamldoc.yamltree import parse
 
     problems: list[Problem] = []
     try:

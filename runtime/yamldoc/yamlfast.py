@@ -5,14 +5,14 @@ one character at a time, which for a workflow costs more than running its
 steps. Most capabilities use a small, regular part of YAML: block mappings
 with simple keys, block lists, single-line flow lists, plain and quoted
 single-line values, comments. This module composes exactly that part, line
-by line, into the same :class:`~runtime.document.yamlnode.Node` tree, positions
+by line, into the same :class:`~runtime.yamldoc.yamlnode.Node` tree, positions
 included.
 
 It is a shortcut, never a second dialect. :func:`compose` returns ``None``
 for anything outside the part it knows (tags, anchors, aliases, block
 scalars, multi-line values, flow mappings, escapes, tabs, control
 characters, document markers, empty values, indicators at the start of a
-value, any indentation it does not expect) and :func:`runtime.document.yamltree.parse`
+value, any indentation it does not expect) and :func:`runtime.yamldoc.yamltree.parse`
 then hands the whole document to strictyaml, whose refusals and messages
 apply unchanged. A differential test (``tests/unit/test_yamlfast.py``)
 checks on generated documents that whenever this path accepts a document,
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from runtime.document.yamlnode import MAX_DEPTH, MAX_NODES, DuplicateKey, Node
+from runtime.yamldoc.yamlnode import MAX_DEPTH, MAX_NODES, DuplicateKey, Node
 
 _DEEPEST = MAX_DEPTH // 2
 

@@ -6,21 +6,21 @@ Flow style (``args: [read, ./a.txt]``) is enabled deliberately, because the
 grammar reference uses it. strictyaml's schema validators are not used: they
 deep-copy the document for each node they locate (quadratic in size) and stop
 at the first error, so every schema (the capability grammar, the policy, the
-config) is checked on this tree by :mod:`runtime.document.schema`, which
+config) is checked on this tree by :mod:`runtime.yamldoc.schema`, which
 reports every problem with its position.
 
 Documents written in the plain subset capabilities mostly use are composed
-by :mod:`runtime.document.yamlfast` into the identical tree (tested against this
+by :mod:`runtime.yamldoc.yamlfast` into the identical tree (tested against this
 loader); anything outside that subset, and every error, is strictyaml's. The
-tree's types live in :mod:`runtime.document.yamlnode`, which both import.
+tree's types live in :mod:`runtime.yamldoc.yamlnode`, which both import.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runtime.document import yamlfast
-from runtime.document.yamlnode import MAX_DEPTH, MAX_NODES, DuplicateKey, Node, YamlError
+from runtime.yamldoc import yamlfast
+from runtime.yamldoc.yamlnode import MAX_DEPTH, MAX_NODES, DuplicateKey, Node, YamlError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "DuplicateKey", "Node", "YamlError", "parse", "slow_parse"]
 
@@ -102,7 +102,7 @@ def _loader_class() -> Any:
 def parse(text: str, label: str = "<capability>") -> tuple[Node | None, list[DuplicateKey]]:
     """Parse one YAML document. Raises :class:`YamlError` on a syntax error.
 
-    The common plain subset is composed by :mod:`runtime.document.yamlfast`; everything
+    The common plain subset is composed by :mod:`runtime.yamldoc.yamlfast`; everything
     else (errors included) is parsed by strictyaml.
     """
     fast = yamlfast.compose(text)
