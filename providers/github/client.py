@@ -22,6 +22,13 @@ What it guarantees:
 - Network errors, timeouts, truncated, malformed, undecodable and oversized
   bodies are clear step failures.
 
+This module holds the client (:class:`GitHubHTTP`): requests, redirects and
+the reading of responses. Beside it: :mod:`providers.github.settings` (the
+settings above, from the environment, and the TLS context),
+:mod:`providers.github.retries` (rate limits and retries),
+:mod:`providers.github.pagination` (lists), :mod:`providers.github.urls` (what
+the server links to, and URLs in messages).
+
 httpx is imported when the first client is made (a run that sends no request
 never imports it); :mod:`providers.github.transport` holds the one addition
 to it, the deadline over a whole exchange.
@@ -29,22 +36,28 @@ to it, the deadline over a whole exchange.
 
 from __future__ import annotations
 
-import json
-import re
-import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from providers.github.endpoints import Endpoints, is_loopback, split_url
+from providers.github.endpoints import Endpoints
 from providers.github.payload import loads
+from providers.github.retries import log_retry, rate_limit_error, rate_limit_wait
+from providers.github.settings import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_TIMEOUT,
+    MAX_BODY_BYTES,
+    count_setting,
+    number_setting,
+    ssl_context,
+)
+from providers.github.urls import dot_segment, join_url, origin, route_of, shorten
 from runtime import __version__
 from runtime.provider import StepError
-from runtime.provider.log import DEBUG, WARNING, get_logger
+from runtime.provider.log import DEBUG, get_logger
 
 if TYPE_CHECKING:
     import httpx
@@ -52,15 +65,6 @@ if TYPE_CHECKING:
 IDEMPOTENT = frozenset({"GET", "HEAD"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
-DEFAULT_MAX_WAIT = 60.0
-DEFAULT_TIMEOUT = 30.0  # seconds for one whole request (RUNTIME_GITHUB_TIMEOUT)
-DEFAULT_MAX_PAGES = 100  # pages one list follows (RUNTIME_GITHUB_MAX_PAGES)
-# A response body, decoded. GitHub's largest JSON answers are a few MiB (a recursive tree
-# is cut at 7 MB, a file's contents at 1 MB); parsed, JSON can take up to ~20 times its
-# size in memory, so the bound stays well below what a machine can hold.
-MAX_BODY_BYTES = 32 * 1024 * 1024
-LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
-_SHOWN_PARAMS = frozenset({"page", "per_page"})  # query values a message may show
 # diagnostic events (--log-level debug): each request's method, route (the path, never the
 # query), status and attempt; retries and rate-limit waits as warnings
 _log = get_logger("providers.github")
@@ -147,76 +151,6 @@ class Reply:
             return None
 
 
-def _setting(environ: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
-    """A positive (or, with ``zero``, non-negative) number from ``environ[name]``; a clear
-    step failure if it is not one."""
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not (value >= 0 if zero else value > 0) or value == float("inf"):
-        kind = "a number of 0 or more" if zero else "a positive number"
-        raise StepError(f"{name}={raw!r} is not {kind}", hint=f"fix or unset {name}")
-    return value
-
-
-def _count(environ: Mapping[str, str], name: str, default: int) -> int:
-    """A whole number of at least 1 from ``environ[name]`` (0.5 pages is none)."""
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise StepError(
-            f"{name}={raw!r} is not a whole number of 1 or more", hint=f"fix or unset {name}"
-        )
-    return int(text)
-
-
-def check_settings(environ: Mapping[str, str]) -> None:
-    """The client's settings from the environment, as a :class:`StepError` when one is
-    not a value it takes: checked at plan time, so that no step of a run has started."""
-    _setting(environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True)
-    _setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
-    _count(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES)
-
-
-def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
-    """runtime's certificate setup, as a step failure when the certificates cannot load."""
-    from runtime.provider.tls import CertificateSetupError
-    from runtime.provider.tls import ssl_context as shared
-
-    try:
-        return shared(environ)  # type: ignore[no-any-return]
-    except CertificateSetupError as exc:
-        raise StepError(
-            str(exc), hint="point SSL_CERT_FILE at a PEM file of trusted CA certificates"
-        ) from None
-
-
-@lru_cache(maxsize=256)  # a run asks for the same few URLs at every request
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """Scheme, host and port; a URL that cannot be read has none (it is no token's home)."""
-    try:
-        parts = split_url(url)
-    except ValueError:
-        return "", "", None
-    return parts.scheme, (parts.hostname or "").lower(), parts.port
-
-
-@lru_cache(maxsize=1024)  # steps of a run often repeat a route
-def _dot_segment(path: str) -> str | None:
-    """The first segment of the route in ``path`` that reads as '.' or '..', if any."""
-    route = path.split("?", 1)[0]
-    for segment in route.split("/")[1:] if route.startswith("/") else route.split("/"):
-        if unquote(segment) in (".", ".."):
-            return segment
-    return None
-
-
 class GitHubHTTP:
     def __init__(
         self,
@@ -229,14 +163,16 @@ class GitHubHTTP:
     ) -> None:
         self.endpoints = endpoints
         # where the token may go: the API's origin and the GraphQL endpoint's
-        self._homes = (_origin(endpoints.api), _origin(endpoints.graphql))
+        self._homes = (origin(endpoints.api), origin(endpoints.graphql))
         self.check_host = check_host  # the capability's network rule, before every connection
         self._token = token
         self.sleep = sleep
         self.clock = clock
-        self.max_wait = _setting(environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True)
-        self.timeout = _setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
-        self.max_pages = _count(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES)
+        self.max_wait = number_setting(
+            environ, "RUNTIME_GITHUB_MAX_WAIT", DEFAULT_MAX_WAIT, zero=True
+        )
+        self.timeout = number_setting(environ, "RUNTIME_GITHUB_TIMEOUT", DEFAULT_TIMEOUT)
+        self.max_pages = count_setting(environ, "RUNTIME_GITHUB_MAX_PAGES", DEFAULT_MAX_PAGES)
         self.max_body = MAX_BODY_BYTES
         # the step under way: when its time limit runs out (time.monotonic()), and that limit
         self.step_deadline: float | None = None
@@ -273,7 +209,7 @@ class GitHubHTTP:
     def url_for(self, path: str) -> str:
         if path.startswith(("https://", "http://")):
             return path
-        segment = _dot_segment(path)
+        segment = dot_segment(path)
         if segment is not None:
             # an input value must never move a call to another route: ".." would be
             # normalised away on the wire (repo view ../user is GET /user)
@@ -297,7 +233,7 @@ class GitHubHTTP:
         method = method.upper()
         retried = method in IDEMPOTENT or read_only
         url = self.url_for(path)
-        shown = f"{method} {_route(url)}"
+        shown = f"{method} {route_of(url)}"
         waited = 0.0
         server_retries = 0
         rate_retries = 0
@@ -310,7 +246,7 @@ class GitHubHTTP:
                 _log.warning(
                     "http.failed",
                     method=method,
-                    route=_route(url),
+                    route=route_of(url),
                     attempt=attempt,
                     error=exc.message,
                 )
@@ -320,7 +256,7 @@ class GitHubHTTP:
                 _log.debug(
                     "http.request",
                     method=method,
-                    route=_route(url),
+                    route=route_of(url),
                     status=status,
                     attempt=attempt,
                     ms=round((time.perf_counter() - started) * 1000, 3),
@@ -330,13 +266,13 @@ class GitHubHTTP:
                 return Response(
                     status, response.headers, data, str(response.url), response.content, is_json
                 )
-            wait = self._rate_limit_wait(response)
+            wait = rate_limit_wait(response, self.clock)
             if wait is not None:
                 if retried and waited + wait <= self.max_wait and rate_retries < 5:
                     if not self._can_wait(wait):
                         why = f"waiting would pass the step's time limit of {self.step_seconds:g} s"
-                        raise self._rate_limit_error(response, shown, why)
-                    _retry(method, url, status, attempt, wait, "rate limited")
+                        raise rate_limit_error(response, shown, why)
+                    log_retry(method, url, status, attempt, wait, "rate limited")
                     self.sleep(wait)
                     waited += wait
                     rate_retries += 1
@@ -347,7 +283,7 @@ class GitHubHTTP:
                     why = f"still limited after {rate_retries} retries"
                 else:
                     why = f"waiting would exceed {self.max_wait:g} s"
-                raise self._rate_limit_error(response, shown, why)
+                raise rate_limit_error(response, shown, why)
             if (
                 status in (502, 503, 504)
                 and retried
@@ -355,7 +291,7 @@ class GitHubHTTP:
                 and self._can_wait(0.5 * (server_retries + 1))
             ):
                 server_retries += 1
-                _retry(method, url, status, attempt, 0.5 * server_retries, "server error")
+                log_retry(method, url, status, attempt, 0.5 * server_retries, "server error")
                 self.sleep(0.5 * server_retries)
                 continue
             raise self._error(response, shown)
@@ -373,7 +309,7 @@ class GitHubHTTP:
                 url = str(httpx.URL(url).copy_merge_params(params))
             except httpx.InvalidURL as exc:
                 raise StepError(
-                    f"not a URL that can be requested: {shown} ({_short(str(exc))})",
+                    f"not a URL that can be requested: {shown} ({shorten(str(exc))})",
                     hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
                 ) from None
         for _ in range(MAX_REDIRECTS + 1):
@@ -387,7 +323,7 @@ class GitHubHTTP:
             if self.check_host is not None:
                 self.check_host(host)
             headers = {}
-            if _origin(url) in homes:
+            if origin(url) in homes:
                 headers["Authorization"] = f"Bearer {self._token}"
             response = self._exchange(method, url, headers, body, host, shown)
             if response.status_code not in REDIRECTS:
@@ -395,10 +331,10 @@ class GitHubHTTP:
             location = response.headers.get("location")
             if not location:
                 return response
-            target = _join(response.url, location, f"{response.status_code} redirect of {shown}")
-            if _origin(target) not in homes and method not in IDEMPOTENT:
+            target = join_url(response.url, location, f"{response.status_code} redirect of {shown}")
+            if origin(target) not in homes and method not in IDEMPOTENT:
                 raise StepError(
-                    f"{response.status_code} redirect of {shown} to another host ({_origin(target)[1] or target}) refused",
+                    f"{response.status_code} redirect of {shown} to another host ({origin(target)[1] or target}) refused",
                     hint="a write is never sent to a host other than the one configured",
                 )
             if response.status_code == 303:
@@ -431,7 +367,7 @@ class GitHubHTTP:
                 response.close()
         except _BadLocation as bad:
             raise StepError(
-                f"{bad.status} redirect of {shown} points to {_short(bad.location, 80)!r}, "
+                f"{bad.status} redirect of {shown} points to {shorten(bad.location, 80)!r}, "
                 f"which is not a valid URL ({bad.reason})",
                 hint="the server sent a malformed link; retry later, or report it to the server's owner",
             ) from None
@@ -450,12 +386,12 @@ class GitHubHTTP:
             ) from None
         except httpx.InvalidURL as exc:
             raise StepError(
-                f"not a URL that can be requested: {shown} ({_short(str(exc))})",
+                f"not a URL that can be requested: {shown} ({shorten(str(exc))})",
                 hint="check the path, and GITHUB_API_URL / GITHUB_GRAPHQL_URL if set",
             ) from None
         except httpx.TransportError as exc:
             raise StepError(
-                f"cannot reach {host}: {shown} ({type(exc).__name__}: {_short(str(exc))})",
+                f"cannot reach {host}: {shown} ({type(exc).__name__}: {shorten(str(exc))})",
                 hint="check the host, the network and the certificates (SSL_CERT_FILE for a private CA)",
             ) from None
         finally:
@@ -509,48 +445,6 @@ class GitHubHTTP:
                     ) from None
         return response.text, False
 
-    def _rate_limit_wait(self, response: Reply) -> float | None:
-        if response.status_code not in (403, 429):
-            return None
-        retry_after = response.headers.get("retry-after")
-        if retry_after is not None:
-            try:
-                seconds = float(retry_after)
-            except ValueError:
-                # RFC 9110 allows a date too: how far it is from now by the client's clock
-                # (the clock X-RateLimit-Reset is read against)
-                at = _http_date(retry_after)
-                if at is None:
-                    return None
-                seconds = at - self.clock()
-            # at least a second: "Retry-After: 0" (or a date past) must not turn into a
-            # busy loop
-            return max(1.0, seconds)
-        if response.headers.get("x-ratelimit-remaining") == "0":
-            reset = response.headers.get("x-ratelimit-reset")
-            try:
-                return max(1.0, float(reset) - self.clock()) if reset else None
-            except ValueError:
-                return None
-        return None
-
-    def _rate_limit_error(self, response: Reply, shown: str, why: str) -> StepError:
-        reset = response.headers.get("x-ratelimit-reset")
-        retry_after = response.headers.get("retry-after")
-        when = ""
-        at = _reset_time(reset)
-        if at is not None:
-            when = f"; the limit resets at {at}"
-        elif retry_after and retry_after.isascii() and retry_after.isdigit():
-            when = f"; retry after {retry_after} s"
-        elif retry_after and (date := _utc_time(_http_date(retry_after))) is not None:
-            when = f"; retry after {date}"
-        return StepError(
-            f"{response.status_code} rate limited: {shown}{when} ({why})",
-            hint="run the step again after the reset",
-            http_status=response.status_code,
-        )
-
     def _error(self, response: Reply, shown: str) -> StepError:
         message, docs = "", ""
         try:
@@ -566,7 +460,7 @@ class GitHubHTTP:
             pass
         text = f"{response.status_code} {response.reason_phrase or ''}".strip() + f": {shown}"
         if message:
-            text += f": {_short(message, 300)}"
+            text += f": {shorten(message, 300)}"
         hint = f"see {docs}" if docs else None
         if response.status_code == 401:
             hint = "the token was rejected: check it with `runtime auth status --live`"
@@ -581,55 +475,10 @@ class GitHubHTTP:
     def paginate(
         self, path: str, params: dict[str, Any], limit: int | None
     ) -> tuple[list[Any], int]:
-        """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status).
+        """Every page, or up to ``limit`` items: :func:`providers.github.pagination.paginate`."""
+        from providers.github.pagination import paginate
 
-        At most :attr:`max_pages` pages, and never one already read: a server that
-        always links a next page fails the step instead of holding it forever.
-        """
-        params = dict(params)
-        params.setdefault("per_page", "100")
-        items: list[Any] = []
-        url: str | None = self.url_for(path)
-        status = 200
-        first = True
-        pages = 0
-        seen: set[str] = set()
-        while url is not None:
-            if pages == self.max_pages:
-                raise StepError(
-                    f"GET {_route(path)} has more than {self.max_pages} pages "
-                    f"({len(items)} items read); stopped",
-                    hint="take the first items with limit=N, or raise RUNTIME_GITHUB_MAX_PAGES",
-                )
-            response = self.request("GET", url, params=params if first else None)
-            first = False
-            pages += 1
-            seen.update((url, response.url))
-            status = response.status
-            page = response.data
-            if isinstance(page, dict):  # e.g. {"total_count": n, "repositories": [...]}
-                page = next((v for v in page.values() if isinstance(v, list)), [])
-            if not isinstance(page, list):
-                raise StepError(
-                    f"expected a list from GET {_route(url)}, got {type(page).__name__}"
-                )
-            items.extend(page)
-            if limit is not None and len(items) >= limit:
-                return items[:limit], status
-            match = LINK_NEXT.search(response.headers.get("link", ""))
-            url = (
-                _join(response.url, match.group(1), f"the next page of GET {_route(path)}")
-                if match
-                else None
-            )
-            if url is not None and url in seen:
-                raise StepError(
-                    f"the next page of GET {_route(path)} is {_without_secrets(url)}, "
-                    f"a page already read (after {pages} pages); stopped",
-                    hint="the server sent a pagination loop; retry later, "
-                    "or report it to the server's owner",
-                )
-        return items, status
+        return paginate(self, path, params, limit)
 
     def graphql(
         self, query: str, variables: Mapping[str, Any] | None = None, *, read_only: bool = False
@@ -648,72 +497,9 @@ class GitHubHTTP:
                 str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors[:3]
             )
             raise StepError(
-                f"GraphQL error: {_short(messages, 400)}", http_status=response.status, data=data
+                f"GraphQL error: {shorten(messages, 400)}", http_status=response.status, data=data
             )
         return response
-
-
-def _retry(method: str, url: str, status: int, attempt: int, wait: float, why: str) -> None:
-    """The ``http.retry`` event: an idempotent request is sent again after ``wait`` s."""
-    if _log.enabled(WARNING):
-        _log.warning(
-            "http.retry",
-            method=method,
-            route=_route(url),
-            status=status,
-            attempt=attempt,
-            wait_s=wait,
-            why=why,
-        )
-
-
-def _route(url: str) -> str:
-    """The path of ``url``, for messages (the text itself if it cannot be read)."""
-    try:
-        return urlsplit(url).path
-    except ValueError:
-        return _short(url, 80)
-
-
-def _without_secrets(url: str) -> str:
-    """``url`` for a message: no user:password@, and of the query only the names (and the
-    values of page and per_page)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return _route(url)
-    where = parts.netloc.rpartition("@")[2]
-    query = "&".join(
-        f"{name}={value}" if name in _SHOWN_PARAMS else f"{name}=..."
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
-    )
-    return f"{parts.scheme}://{where}{parts.path}" + (f"?{query}" if query else "")
-
-
-def _join(base: str, reference: str, what: str) -> str:
-    """``reference`` (a Location or a Link target from the server) read against ``base``:
-    an https URL, or http on a loopback address, as the configured URLs must be (an answer
-    over plain http from anywhere else could be anyone's)."""
-    try:
-        target = urljoin(base, reference)
-        parts = urlsplit(target)
-        hostname = parts.hostname
-    except ValueError as exc:
-        raise StepError(
-            f"{what} points to {_short(reference, 80)!r}, which is not a valid URL ({exc})",
-            hint="the server sent a malformed link; retry later, or report it to the server's owner",
-        ) from None
-    if parts.scheme not in ("https", "http") or not hostname:
-        raise StepError(
-            f"{what} points to {_short(reference, 80)!r}, which is not an http(s) URL",
-            hint="the server sent a link runtime does not follow; report it to its owner",
-        )
-    if parts.scheme == "http" and not is_loopback(hostname):
-        raise StepError(
-            f"{what} points to plain http:// on {hostname}; only loopback addresses may use http",
-            hint="the server (or something in the way) downgraded the link; use https",
-        )
-    return target
 
 
 def _error_detail(error: Any) -> str:
@@ -724,91 +510,3 @@ def _error_detail(error: Any) -> str:
         return str(error["message"])
     where = ".".join(str(error[k]) for k in ("resource", "field") if error.get(k))
     return f"{where} {error.get('code', '')}".strip() or str(error)
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def typed(value: str) -> Any:
-    """``true``/``false``/``null`` and integers become JSON values; the rest stays text."""
-    if value == "true":
-        return True
-    if value == "false":
-        return False
-    if value == "null":
-        return None
-    if re.fullmatch(r"-?(0|[1-9][0-9]*)", value):
-        return int(value)
-    return value
-
-
-def build_body(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """``key=v``, ``key[]=v`` (array) and ``a[b]=v`` (nested object) into a JSON body."""
-    body: dict[str, Any] = {}
-    for key, raw in pairs:
-        value = typed(raw)
-        parts = re.findall(r"[^\[\]]+|\[\]", key)
-        if not parts:
-            continue
-        target: dict[str, Any] = body
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            nxt = parts[i + 1] if not last else None
-            if part == "[]":
-                continue
-            if last:
-                target[part] = value
-            elif nxt == "[]":
-                existing = target.setdefault(part, [])
-                if not isinstance(existing, list):
-                    raise StepError(f"'{key}' mixes an array and a value for '{part}'")
-                if i + 2 == len(parts):
-                    existing.append(value)
-                    break
-                obj: dict[str, Any] = {}
-                existing.append(obj)
-                target = obj
-            else:
-                child = target.setdefault(part, {})
-                if not isinstance(child, dict):
-                    raise StepError(f"'{key}' mixes an object and a value for '{part}'")
-                target = child
-    return body
-
-
-def _reset_time(reset: str | None) -> str | None:
-    """X-RateLimit-Reset (epoch seconds) as a UTC time; None for what is not one (a
-    server's header is untrusted: '²' is a digit to isdigit, 10**17 no date)."""
-    if not reset or not (reset.isascii() and reset.isdigit()):
-        return None
-    return _utc_time(int(reset))
-
-
-def _utc_time(epoch: float | None) -> str | None:
-    """``epoch`` (seconds) as a UTC time for a message; None for what is no date."""
-    if epoch is None:
-        return None
-    try:
-        return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _http_date(value: str) -> float | None:
-    """An HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``, or RFC 9110's obsolete forms) as
-    epoch seconds; None for what is not one (a server's header is untrusted)."""
-    from email.utils import parsedate_to_datetime
-
-    try:
-        at = parsedate_to_datetime(value)
-        if at.tzinfo is None:  # "-0000" and asctime's form: HTTP dates are in GMT
-            at = at.replace(tzinfo=UTC)
-        return at.timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError, OSError):
-        return None
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)

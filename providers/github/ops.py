@@ -16,7 +16,10 @@ from typing import Any
 from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
-from providers.github.client import GitHubHTTP, Response, build_body, check_settings, dumps
+from providers.github.arguments import build_body
+from providers.github.client import GitHubHTTP, Response
+from providers.github.payload import dumps
+from providers.github.settings import check_settings
 from runtime.provider import (
     BoundCall,
     Inspection,
@@ -525,7 +528,7 @@ def ping(environ: Any, run: RunContext, host: str, timeout: float, max_bytes: in
     """Read-only and bounded: GET the REST root of the host that serves ``host``; its status."""
     import httpx
 
-    from providers.github.client import ssl_context
+    from providers.github.settings import ssl_context
 
     endpoints = endpoints_for(environ, run)
     url = endpoints.api + "/" if host in endpoints.network_hosts else f"https://{host}/"

@@ -189,7 +189,7 @@ def test_api_query_params_typed_body_and_kept_query(cli, gh: GitHubDouble, genv)
 
 
 def test_build_body_types_values() -> None:
-    from providers.github.client import build_body
+    from providers.github.arguments import build_body
 
     assert build_body(
         [
