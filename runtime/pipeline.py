@@ -168,8 +168,9 @@ def validate(run: Run) -> None:
 
 
 def resolve(run: Run) -> None:
-    """Check the inputs, substitute them, bind each step to its operation or binary and
-    decide it against the policy: the plan. Nothing outside the process changes."""
+    """Check the inputs, substitute them and give each step its bound call (its operation
+    or binary, its effect, what its provider sees of it): the plan. Nothing outside the
+    process changes."""
     from runtime.execute.services import RunServices
     from runtime.plan.build import build_plan
     from runtime.plan.substitute import check_inputs, check_sizes
@@ -193,10 +194,13 @@ def resolve(run: Run) -> None:
 
 
 def policy(run: Run) -> None:
-    """Before executing: one refusal naming every refused step (3), a missing binary or a
-    promise this machine cannot keep for a program (5). Planning shows them instead."""
-    from runtime.plan.gate import enforce
+    """Decide each step against the policy, on its bound call; before executing, one
+    refusal naming every refused step (3), a missing binary or a promise this machine
+    cannot keep for a program (5). Planning shows them instead."""
+    from runtime.plan.gate import decide, enforce
 
+    if run.plan is not None and run.services is not None:
+        decide(run.plan, run.ws, run.services)
     if run.plan is not None and _log.enabled(WARNING):
         for s in run.plan.refused:
             _log.warning(

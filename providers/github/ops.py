@@ -17,8 +17,9 @@ from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
 from providers.github.arguments import build_body
-from providers.github.client import GitHubHTTP, Response
+from providers.github.client import GitHubHTTP
 from providers.github.payload import dumps
+from providers.github.replies import Response
 from providers.github.settings import check_settings
 from runtime.provider import (
     BoundCall,

@@ -8,19 +8,32 @@ and never a page already read.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from providers.github.urls import join_url, route_of, without_secrets
 from runtime.provider import StepError
 
 if TYPE_CHECKING:
-    from providers.github.client import GitHubHTTP
+    from providers.github.replies import Response
+
+
+class Pages(Protocol):
+    """What a list is read through (the client, :class:`providers.github.client.GitHubHTTP`)."""
+
+    max_pages: int
+
+    def url_for(self, path: str) -> str: ...
+
+    def request(
+        self, method: str, url: str, *, params: dict[str, Any] | None = None
+    ) -> Response: ...
+
 
 LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
 
 def paginate(
-    http: GitHubHTTP, path: str, params: dict[str, Any], limit: int | None
+    http: Pages, path: str, params: dict[str, Any], limit: int | None
 ) -> tuple[list[Any], int]:
     """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status).
 

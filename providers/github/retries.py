@@ -19,7 +19,7 @@ from runtime.provider import StepError
 from runtime.provider.log import WARNING, get_logger
 
 if TYPE_CHECKING:
-    from providers.github.client import Reply
+    from providers.github.replies import Reply
 
 _log = get_logger("providers.github")
 

@@ -7,7 +7,6 @@ through their optional ``inspect`` hook, which only looks.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,7 +23,6 @@ from runtime.plan.workspace import Workspace
 from runtime.problems import Problem
 from runtime.provider import BoundCall, Decision, Inspection, Operation
 from runtime.provider.operations import Binding, BindingProblem, Piece
-from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
 
 # The fields of a provider's own (Inspection.record) each step of the plan and execute
@@ -33,11 +31,17 @@ from runtime.redact import Redactor
 RECORD_FIELDS = ("route",)
 
 
+# What a step's decision is until the policy station decides it (refused: nothing that
+# skips the station can run a step).
+UNDECIDED = Decision(False, "undecided", "the policy station has not decided this step")
+
+
 @dataclass
 class PlannedStep:
     index: int
     step: Step
     args: list[str]  # resolved
+    # the policy's, once the policy station has decided (runtime.plan.gate.decide)
     decision: Decision
     provider: str | None = None
     operation: Operation | None = None
@@ -186,36 +190,6 @@ def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
     )
 
 
-def _hosts(services: Any, credential: str, host: str) -> tuple[str, ...]:
-    """``host`` and the other names its programs may use for it (github.com:
-    api.github.com), as the provider of the credential declares."""
-    aliases = services.auth.kind(credential).host_aliases
-    return (host, *(aliases(host) if aliases is not None else ()))
-
-
-def _pinned(
-    program: ProgramProfile, args: list[str], hosts: tuple[str, ...], decision: Decision
-) -> Decision:
-    """A program whose profile reads the hosts its args name (gh:
-    :attr:`ProgramProfile.named_hosts`) talks only to the host its credential is for: a
-    ``--repo HOST/...``, a URL or a ``--hostname`` naming another host is refused (the
-    token would go there)."""
-    if program.named_hosts is None:
-        return decision
-    name = program.name
-    allowed = {h.lower() for h in hosts}
-    for what, target in program.named_hosts(args):
-        if target not in allowed:
-            return Decision(
-                False,
-                f"built-in: {name} is pinned to its host",
-                f"'{what}' names the host {target}, not {hosts[0]}, which {name}'s token is for",
-                f"{name} talks only to the host of the run (the context's host setting); "
-                "name repositories as OWNER/REPO",
-            )
-    return decision
-
-
 def pieces(text: str, inputs: Mapping[str, str]) -> tuple[Piece, ...]:
     """``text`` after substitution, split into authored text and input values (one pass,
     as :func:`runtime.substitute.substitute` does it)."""
@@ -297,31 +271,15 @@ def plan_step(
     policy = ws.policy
     if step.binary is not None:
         found_path = ws.which(step.binary)
-        real_name = os.path.basename(os.path.realpath(found_path)) if found_path else None
         owner = ws.registry.program_owner(step.binary)
-        decision = policy.decide_binary(
-            step.binary,
-            resolved,
-            authored=texts if step.line else None,  # a typed command has no authored form
-            real_name=real_name,
-            api_owner=owner,
-        )
         # what the program's call does, action by action (gh api graphql's mutations)
         actions = program_actions(step.binary, resolved, owner)
         credential = policy.credential_for_binary(step.binary)
-        if decision.allowed and credential is not None:
-            host = services.auth.default_host(credential)
-            decision = _pinned(
-                owned_profile(step.binary, owner),
-                resolved,
-                _hosts(services, credential, host),
-                decision,
-            )
         return PlannedStep(
             step.index,
             step,
             resolved,
-            decision,
+            UNDECIDED,
             binary=step.binary,
             binary_path=found_path,  # shown even when refused: plan names what would run
             transport="process",
@@ -349,9 +307,6 @@ def plan_step(
         binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
-    decision = policy.decide_call(
-        provider, operation, call, authored=texts[n:] if step.line else None
-    )
     inspection = provider.inspect(operation, call, services)
     # what the call does, action by action (a GraphQL document's mutations), after the
     # provider's own notes
@@ -364,26 +319,11 @@ def plan_step(
     checked = argument_problems(operation, call)
     if checked:
         inspection = replace(inspection, problems=[*checked, *inspection.problems])
-    if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
-        decision = inspection.decision
-    if (
-        decision.allowed
-        and operation.program is not None
-        and operation.credential is not None
-        and inspection.credential_host
-    ):
-        hosts = _hosts(services, operation.credential, inspection.credential_host)
-        decision = _pinned(
-            owned_profile(operation.program, provider),
-            [*operation.words, *resolved[n:]],
-            hosts,
-            decision,
-        )
     return PlannedStep(
         step.index,
         step,
         resolved,
-        decision,
+        UNDECIDED,
         provider=provider.name,
         operation=operation,
         call=call,

@@ -1,23 +1,117 @@
-"""The policy station's verdict for a run that is about to execute.
+"""The policy station: each step decided on its bound call, and the verdict of a run.
 
-The plan already holds a decision per step; here they become one refusal
-naming every refused step and the rule, before anything runs. Binaries that
-are missing, and promises this machine cannot keep for programs (a network
-rule, a policy that requires OS confinement), refuse the run too.
+:func:`decide` gives every planned step its decision (a binary step on the program's
+call as its profile reads it, an operation step on its bound call, a program that is
+pinned to its credential's host on the hosts its args name); every command that shows
+decisions walks through it. Before a run executes, :func:`enforce` makes of them one
+refusal naming every refused step and the rule, before anything runs. Binaries that
+are missing, and promises this machine cannot keep for programs (a network rule,
+confinement), refuse the run too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import MissingCapability, PolicyRefusal
-from runtime.plan.build import Plan
+from runtime.plan.build import UNDECIDED, Plan, PlannedStep
 from runtime.plan.network import NetworkRule
+from runtime.plan.programs import owned_profile
 from runtime.problems import Problem
+from runtime.provider import Decision
+from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
     from runtime.execute.services import RunServices
+    from runtime.plan.workspace import Workspace
+
+
+def decide(plan: Plan, ws: Workspace, services: Any) -> None:
+    """Give each step of ``plan`` its decision, on its bound call."""
+    for planned in plan.steps:
+        if planned.decision is UNDECIDED:
+            planned.decision = _decision(planned, ws, services)
+
+
+def _decision(planned: PlannedStep, ws: Workspace, services: Any) -> Decision:
+    policy, step = ws.policy, planned.step
+    texts = step.arg_texts
+    if planned.binary is not None:
+        path = planned.binary_path
+        owner = ws.registry.program_owner(planned.binary)
+        decision = policy.decide_binary(
+            planned.binary,
+            planned.args,
+            authored=texts if step.line else None,  # a typed command has no authored form
+            real_name=os.path.basename(os.path.realpath(path)) if path else None,
+            api_owner=owner,
+        )
+        credential = planned.credential
+        if decision.allowed and credential is not None:
+            host = services.auth.default_host(credential)
+            decision = _pinned(
+                owned_profile(planned.binary, owner),
+                planned.args,
+                _hosts(services, credential, host),
+                decision,
+            )
+        return decision
+    provider = ws.registry.get(planned.provider or "")
+    operation, call = planned.operation, planned.call
+    assert provider is not None and operation is not None and call is not None
+    n = len(operation.words)
+    decision = policy.decide_call(
+        provider, operation, call, authored=texts[n:] if step.line else None
+    )
+    inspection = planned.inspection
+    if decision.allowed and inspection.decision is not None and not inspection.decision.allowed:
+        decision = inspection.decision
+    if (
+        decision.allowed
+        and operation.program is not None
+        and operation.credential is not None
+        and inspection.credential_host
+    ):
+        hosts = _hosts(services, operation.credential, inspection.credential_host)
+        decision = _pinned(
+            owned_profile(operation.program, provider),
+            [*operation.words, *planned.args[n:]],
+            hosts,
+            decision,
+        )
+    return decision
+
+
+def _hosts(services: Any, credential: str, host: str) -> tuple[str, ...]:
+    """``host`` and the other names its programs may use for it (github.com:
+    api.github.com), as the provider of the credential declares."""
+    aliases = services.auth.kind(credential).host_aliases
+    return (host, *(aliases(host) if aliases is not None else ()))
+
+
+def _pinned(
+    program: ProgramProfile, args: list[str], hosts: tuple[str, ...], decision: Decision
+) -> Decision:
+    """A program whose profile reads the hosts its args name (gh:
+    :attr:`ProgramProfile.named_hosts`) talks only to the host its credential is for: a
+    ``--repo HOST/...``, a URL or a ``--hostname`` naming another host is refused (the
+    token would go there)."""
+    if program.named_hosts is None:
+        return decision
+    name = program.name
+    allowed = {h.lower() for h in hosts}
+    for what, target in program.named_hosts(args):
+        if target not in allowed:
+            return Decision(
+                False,
+                f"built-in: {name} is pinned to its host",
+                f"'{what}' names the host {target}, not {hosts[0]}, which {name}'s token is for",
+                f"{name} talks only to the host of the run (the context's host setting); "
+                "name repositories as OWNER/REPO",
+            )
+    return decision
 
 
 def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> list[Problem]:

@@ -24,6 +24,7 @@ from runtime.execute.engine import RunResult, StepResult, execute_plan
 from runtime.execute.services import RunServices
 from runtime.home.registry import Registry
 from runtime.plan.build import PlannedStep, build_plan
+from runtime.plan.gate import decide
 from runtime.plan.policy_file import load_policy
 from runtime.plan.workspace import Workspace
 from runtime.provider import (
@@ -148,6 +149,7 @@ class Engine:
         assert problems == []
         services = RunServices(self.ws, self.redactor)
         plan = build_plan(cap, {}, self.ws, services)
+        decide(plan, self.ws, services)
         assert all(s.decision.allowed for s in plan.steps)
         log = audit if audit is not None else AuditLog(self.audit_path, self.redactor)
         try:

@@ -23,6 +23,7 @@ from runtime.errors import ExitCode, UsageError
 from runtime.execute.services import RunServices
 from runtime.plan.binary import git_config_reads, input_misuses, literal_option_uses
 from runtime.plan.build import Plan, build_plan
+from runtime.plan.gate import decide
 from runtime.plan.policy import Policy
 from runtime.plan.policy_file import load_policy
 from runtime.plan.programs import owned_profile
@@ -99,7 +100,9 @@ def plan(
 ) -> Plan:
     names = declared or tuple(inputs or ())
     body = "version: v1\n" + (inputs_block(*names) if names else "") + "workflow:\n" + steps
-    return build_plan(capability(body), inputs or {}, ws, services, resolved)
+    planned = build_plan(capability(body), inputs or {}, ws, services, resolved)
+    decide(planned, ws, services)  # the policy station's part: each step's decision
+    return planned
 
 
 def refusal(ws: Workspace, services: RunServices, steps: str, inputs: dict[str, str]) -> UsageError:
@@ -294,7 +297,9 @@ def test_an_option_before_the_method_is_a_binding_problem_and_never_allowed(
     assert [(p.line, p.column, p.code) for p in problems] == [(9, 17, "option-before-positional")]
     assert "write METHOD and PATH first" in (problems[0].hint or "")
     assert resolved == {}  # a step that does not bind is not planned from validation
-    step = build_plan(cap, {}, ws, services, resolved).steps[0]
+    planned = build_plan(cap, {}, ws, services, resolved)
+    decide(planned, ws, services)
+    step = planned.steps[0]
     assert step.call is not None and step.call.positionals["METHOD"] == "DELETE"
     assert not step.decision.allowed and step.effect == "destroy"
 
@@ -305,7 +310,9 @@ def test_a_step_decided_from_the_validation_binding(ws: Workspace, services: Run
     )
     resolved: Resolved = {}
     assert check_steps(cap, ws.registry, ws.policy, resolved) == []
-    step = build_plan(cap, {}, ws, services, resolved).steps[0]
+    planned = build_plan(cap, {}, ws, services, resolved)
+    decide(planned, ws, services)
+    step = planned.steps[0]
     assert (step.label, step.effect, step.decision.allowed) == ("github api", "read", True)
     assert step.transport == "rest" and step.credential == "github"
 
