@@ -22,8 +22,6 @@ from runtime.provider.run import ProgramResult
 
 def child_environment(
     services: RunServices,
-    binary: str,
-    path: str,
     credential: str | None,
     host: str | None,
     config_dir: str | None = None,
@@ -52,7 +50,7 @@ def run_binary(
     if credential is not None:
         folder = services.scratch(binary)
     with folder as config_dir:
-        child = child_environment(services, binary, path, credential, host, config_dir)
+        child = child_environment(services, credential, host, config_dir)
         result = env.run_program([path, *args], child, config_dir)
     output = result.stdout
     if result.stderr:

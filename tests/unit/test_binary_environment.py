@@ -26,11 +26,9 @@ def test_a_mapped_credential_does_not_reach_the_next_binary_of_the_run(tmp_path:
     ws.__dict__["policy"] = Policy(binary_environment={"PATH": "default", "HOME": "default"})
     services = RunServices(ws, Redactor())
     services.__dict__["auth"] = _Auth()  # the cached Auth Engine, replaced
-    mapped: dict[str, Any] = child_environment(
-        services, "gh", "/usr/bin/gh", "github", None, str(tmp_path)
-    )
+    mapped: dict[str, Any] = child_environment(services, "github", None, str(tmp_path))
     assert mapped["GH_TOKEN"].startswith("ghp_") and mapped["PATH"] == "/usr/bin"
-    plain = child_environment(services, "jq", "/usr/bin/jq", None, None)
+    plain = child_environment(services, None, None)
     assert plain == {"PATH": "/usr/bin", "HOME": "/home/u"}
     environ["PATH"] = "/changed"  # looked up once per run: the run's first answer stands
-    assert child_environment(services, "jq", "/usr/bin/jq", None, None)["PATH"] == "/usr/bin"
+    assert child_environment(services, None, None)["PATH"] == "/usr/bin"
