@@ -211,7 +211,7 @@ def policy(run: Run) -> None:
                 reason=s.decision.reason,
             )
     if run.mode is Mode.EXECUTE and run.plan is not None and run.services is not None:
-        run.problems += enforce(run.plan, run.services, run.redactor)
+        run.problems += enforce(run.plan, run.ws.policy, run.services, run.redactor)
 
 
 def preflight(run: Run) -> None:
