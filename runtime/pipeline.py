@@ -36,9 +36,9 @@ from runtime.redact import SECRET_NAME, Redactor
 
 if TYPE_CHECKING:
     from runtime.document.catalog import Target
-    from runtime.execute.engine import Reporter, RunResult
+    from runtime.execute.engine import Reporter, RunResult, StepResult
     from runtime.execute.services import RunServices
-    from runtime.plan.build import Plan
+    from runtime.plan.build import Plan, PlannedStep
     from runtime.plan.validate import Resolved
     from runtime.plan.workspace import Workspace
     from runtime.preflight.report import Report
@@ -211,7 +211,7 @@ def policy(run: Run) -> None:
                 reason=s.decision.reason,
             )
     if run.mode is Mode.EXECUTE and run.plan is not None and run.services is not None:
-        run.problems += enforce(run.plan, run.services, run.redactor)
+        run.problems += enforce(run.plan, run.ws.policy, run.services, run.redactor)
 
 
 def preflight(run: Run) -> None:
@@ -433,11 +433,11 @@ class _Silent:
     def run_started(self, warnings: list[Problem]) -> None:
         pass
 
-    def step_started(self, planned: Any, total: int) -> None:
+    def step_started(self, planned: PlannedStep, total: int) -> None:
         pass
 
-    def step_output(self, planned: Any, stream: str, text: str) -> None:
+    def step_output(self, planned: PlannedStep, stream: str, text: str) -> None:
         pass
 
-    def step_finished(self, result: Any, total: int) -> None:
+    def step_finished(self, result: StepResult, total: int) -> None:
         pass

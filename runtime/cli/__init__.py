@@ -12,7 +12,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import typer
 from typer.core import TyperGroup
@@ -26,6 +26,8 @@ from runtime.cli.session import workspace as workspace
 from runtime.cli.shape import finish, global_options, help_text, suggest
 
 if TYPE_CHECKING:
+    from typer import _click as click  # typer vendors click: its own classes
+
     from runtime.errors import Failure, UsageError
 
 
@@ -68,7 +70,7 @@ class LazyGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         self.params[:0] = global_options(root=True)
 
-    def invoke(self, ctx: Any) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:
         """Global options alone (``runtime -o json``, ``runtime --log-level debug``) are
         ``runtime`` alone: its help on stdout, exit 0, as a group alone gives its own
         (click would call it a missing command)."""
@@ -77,7 +79,9 @@ class LazyGroup(TyperGroup):
             raise typer.Exit(0)
         return super().invoke(ctx)
 
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         try:
             return super().resolve_command(ctx, args)
         except Exception as error:
@@ -85,12 +89,12 @@ class LazyGroup(TyperGroup):
                 suggest(self, ctx, error, args[0])
             raise
 
-    def list_commands(self, ctx: Any) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:
         from runtime.home.registry import provider_names
 
         return [*COMMANDS, *(n for n in provider_names() if n not in COMMANDS)]
 
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         import importlib
 
         if cmd_name in COMMANDS:
@@ -111,7 +115,7 @@ class LazyGroup(TyperGroup):
         command.name = cmd_name
         return command
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the table, without importing every command's module."""
         from runtime.home.registry import provider_names
 
@@ -236,7 +240,7 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
     return int(failure.exit_code)
 
 
-def _usage_failure(exc: Any) -> UsageError:
+def _usage_failure(exc: click.ClickException) -> UsageError:
     """A click usage error as a :class:`~runtime.errors.UsageError`: a misspelled option
     gets "did you mean" (click lists the close ones as "Possible options"), and the hint
     names the help of the command that refused it."""
@@ -253,7 +257,7 @@ def _usage_failure(exc: Any) -> UsageError:
     return UsageError(exc.format_message(), hint=help_hint)
 
 
-def _is_usage_error(exc: BaseException) -> bool:
+def _is_usage_error(exc: BaseException) -> TypeGuard[click.ClickException]:
     """Click's usage errors (typer vendors click, so match by shape, not by class)."""
     return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
 

@@ -14,7 +14,11 @@ from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from runtime.execute.audit import Skipped
+    from runtime.plan.build import PlannedStep
+    from runtime.redact import Redactor
 
 policy_app = typer.Typer(
     rich_markup_mode=None,
@@ -152,7 +156,7 @@ def policy_check_cmd(
     raise typer.Exit(code)
 
 
-def _decision(step: Any, redactor: Any) -> dict[str, Any]:
+def _decision(step: PlannedStep, redactor: Redactor) -> dict[str, Any]:
     """A step's decision as `policy check` reports it; undecided (``allowed`` null) when
     it names a required input that was not supplied."""
     found = {"index": step.index, "target": step.label, "args": redactor.data(step.args)}
@@ -248,7 +252,7 @@ def _note_skipped(skipped: list[Skipped]) -> None:
         )
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A record's field as text: a string as it is, anything else (in a damaged or
     hand-edited log) as its JSON."""
     if isinstance(value, str):
@@ -257,7 +261,7 @@ def _shown(value: Any) -> str:
 
 
 def _render_records(
-    records: list[dict[str, Any]], path: Any, states: dict[str, str], skipped: list[Skipped]
+    records: list[dict[str, Any]], path: Path, states: dict[str, str], skipped: list[Skipped]
 ) -> None:
     """The records, then a line for each run that never recorded its end."""
     if json_mode():

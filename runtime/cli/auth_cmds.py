@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -11,6 +11,12 @@ from runtime.cli.completion import context_names
 from runtime.cli.render import emit_json, err, out
 from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode, MissingCredential, StepError, UsageError
+
+if TYPE_CHECKING:
+    from runtime.execute.services import RunServices
+    from runtime.home.auth import Credential
+    from runtime.plan.workspace import Workspace
+    from runtime.provider import CredentialKind
 
 auth_app = typer.Typer(
     rich_markup_mode=None,
@@ -43,7 +49,7 @@ def _credential(name: str | None) -> str:
     return name
 
 
-def _services(ws: Any) -> Any:
+def _services(ws: Workspace) -> RunServices:
     from runtime.execute.services import Services
     from runtime.redact import Redactor
 
@@ -60,7 +66,7 @@ def _check_host(host: str | None) -> None:
         raise UsageError(problem, hint="give the host alone: --host ghe.example.com")
 
 
-def _session(name: str | None, host: str | None) -> tuple[Any, Any, str, str]:
+def _session(name: str | None, host: str | None) -> tuple[Workspace, RunServices, str, str]:
     """Workspace, services, credential and host for an auth command (Home refreshed)."""
     _check_host(host)
     credential = _credential(name)
@@ -84,13 +90,14 @@ def _read_stdin() -> str:
         ) from None
 
 
-def _check_token(services: Any, credential: str, host: str, token: str) -> dict[str, Any]:
+def _check_token(services: RunServices, credential: str, host: str, token: str) -> dict[str, Any]:
     """The host's word on the token: its login and scopes. A 401 is a token the host does
     not accept (exit 4); any other failure (no answer, a 5xx, a rate limit) says nothing
     about the token, so it is a failure to check it (exit 1), never "not accepted"."""
     from runtime.errors import StepError
 
     provider = services.workspace.registry.credential_owner(credential)
+    assert provider is not None  # the credential is one a provider declares (_credential)
     services.redactor.add(token)
     try:
         # what the host says is untrusted: a proxy or a server that echoes the request's
@@ -272,14 +279,14 @@ def status_cmd(
         raise typer.Exit(int(ExitCode.STEP_FAILED))
 
 
-def _not_for(credential: Any, host: str, current: str, named: str | None) -> bool:
+def _not_for(credential: Credential, host: str, current: str, named: str | None) -> bool:
     """Whether ``credential``, found for ``host``, is not to be sent there by ``--live``:
     a credential of no one host (the environment variable's), for a host that is neither
     the current one nor the one ``--host`` named."""
     return credential.source != "keyring" and host != current and host != named
 
 
-def _context_hosts(services: Any, kind: Any) -> list[str]:
+def _context_hosts(services: RunServices, kind: CredentialKind) -> list[str]:
     """The hosts the contexts name for a credential (its provider's host setting)."""
     if not kind.host_setting:
         return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -22,6 +22,12 @@ from runtime.cli.render import (
 )
 from runtime.cli.session import ensure_home, json_mode, workspace
 from runtime.errors import ExitCode
+
+if TYPE_CHECKING:
+    from runtime.document.model import Capability, Step
+    from runtime.pipeline import Run
+    from runtime.plan.workspace import Workspace
+    from runtime.provider import BoundCall, Operation
 
 capability_app = typer.Typer(
     rich_markup_mode=None,
@@ -139,11 +145,13 @@ def validate_cmd(
 # -- capability list / show / dependents ------------------------------------------
 
 
-def _load_capability(ws: Any, path: Path) -> Any:
+def _load_capability(ws: Workspace, path: Path) -> Capability:
     """The capability at ``path``, loaded and parsed (the walk's first station)."""
     from runtime.pipeline import Mode, Run, load, walk
 
-    return walk(Run(ws, Mode.INSPECT, name=str(path)), until=load).capability
+    cap = walk(Run(ws, Mode.INSPECT, name=str(path)), until=load).capability
+    assert cap is not None  # load gives one or raises
+    return cap
 
 
 @capability_app.command("list")
@@ -275,12 +283,12 @@ def show_cmd(
     say("steps:")
     for s in steps:
         if "provider" in s:
-            effect = s["effect"] or "|".join(s["effects"])
+            effects = s["effect"] or "|".join(s["effects"])
             if s["effect_inputs"]:
                 names = ", ".join(f"'{n}'" for n in s["effect_inputs"])
-                effect += f": depends on input {names}"
+                effects += f": depends on input {names}"
             resolved = (
-                f"-> {s['provider']} {s['operation']} [{s['transport']}, {effect}]"
+                f"-> {s['provider']} {s['operation']} [{s['transport']}, {effects}]"
                 if s["operation"]
                 else "-> (no such operation)"
             )
@@ -310,7 +318,7 @@ def show_cmd(
         raise typer.Exit(code)
 
 
-def _bound_call(run: Any, step: Any) -> tuple[Any, Any]:
+def _bound_call(run: Run, step: Step) -> tuple[Operation | None, BoundCall | None]:
     """The operation a provider step names and its call as bound without inputs (the plan's,
     or validation's binding when the capability does not plan); (None, None) if unbound."""
     from runtime.plan.binding import match_operation, resolve_call
@@ -324,11 +332,11 @@ def _bound_call(run: Any, step: Any) -> tuple[Any, Any]:
         op, binding = run.resolved[step.index]
         rest = texts[len(op.words) :]
         return op, resolve_call(binding, rest, [pieces(a, {}) for a in rest])
-    provider = run.ws.registry.get(step.provider)
+    provider = run.ws.registry.get(step.provider or "")
     return (match_operation(provider.operations, texts) if provider else None), None
 
 
-def _requirements(run: Any) -> list[dict[str, Any]]:
+def _requirements(run: Run) -> list[dict[str, Any]]:
     """Declared and inferred requirements, not checked (inputs are not known here); none
     when the capability does not validate (then there is no plan to infer them from)."""
     from runtime.document.requirements import declared
@@ -337,7 +345,7 @@ def _requirements(run: Any) -> list[dict[str, Any]]:
 
     if run.plan is None:
         return []
-    cap = run.capability
+    cap = run.plan.capability
     items = [*declared(cap).items, *typed_requirements(cap), *inferred(run.plan).items]
     return [r.to_json() for r in items]
 
@@ -351,7 +359,7 @@ def dependents_cmd(
 
     ws = workspace()
     ensure_home(ws)
-    hits = []
+    hits: list[dict[str, Any]] = []
     for entry in list_sources(ws.sources).entries:
         if entry.shadowed_by:
             continue

@@ -8,13 +8,17 @@ in the user's shell.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from runtime.plan.workspace import Workspace
 
-def _workspace() -> Any:
+
+def _workspace() -> Workspace:
     from runtime.plan.workspace import Workspace
 
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
@@ -83,7 +87,7 @@ def input_names(ctx: typer.Context, incomplete: str) -> list[str]:
     return [n for n in names if n.startswith(incomplete)]
 
 
-def operation_words(provider_name: str) -> Any:
+def operation_words(provider_name: str) -> Callable[[typer.Context, str], list[str]]:
     """Completion of the words of ``runtime PROVIDER ...`` from the provider's operation table."""
 
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from runtime.cli.render import emit_json, out, paint, plural
 from runtime.cli.session import home_in_the_way, json_mode, workspace
 from runtime.text import printable
+
+if TYPE_CHECKING:
+    from runtime.plan.workspace import Workspace
+    from runtime.redact import Redactor
 
 doctor_app = typer.Typer(rich_markup_mode=None)
 
@@ -20,7 +25,7 @@ def _check(name: str, status: str, detail: str, fix: str | None = None) -> dict[
     return {"check": name, "status": status, "detail": detail, "fix": fix}
 
 
-def _home(ws: Any) -> list[dict[str, Any]]:
+def _home(ws: Workspace) -> list[dict[str, Any]]:
     from runtime import __version__
     from runtime.home.layout import MANIFEST, VERSION_FILE
 
@@ -54,7 +59,7 @@ def _home(ws: Any) -> list[dict[str, Any]]:
     return [_check("home", "ok", f"{root} (version {version}, {len(files)} files verified)")]
 
 
-def _holds(path: Any, digest: str) -> bool:
+def _holds(path: Path, digest: str) -> bool:
     """Whether ``path`` is a file with this sha256; one that cannot be read does not."""
     try:
         return bool(path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == digest)
@@ -62,7 +67,7 @@ def _holds(path: Any, digest: str) -> bool:
         return False
 
 
-def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
+def _policy_and_config(ws: Workspace) -> list[dict[str, Any]]:
     from runtime.errors import RuntimeFailure
 
     checks = []
@@ -88,7 +93,7 @@ def _policy_and_config(ws: Any) -> list[dict[str, Any]]:
     return checks
 
 
-def _contexts(ws: Any) -> dict[str, Any]:
+def _contexts(ws: Workspace) -> dict[str, Any]:
     """contexts.json, as every command that reads it will: the file, and the active context's
     values (what providers read); a broken one stops those commands with exit 2."""
     from runtime.errors import RuntimeFailure
@@ -106,7 +111,7 @@ def _contexts(ws: Any) -> dict[str, Any]:
     return _check("contexts", "ok", f"{plural(len(names), 'context')} ({which})")
 
 
-def _login_fix(ws: Any) -> str:
+def _login_fix(ws: Workspace) -> str:
     """What to do without a keyring: export the variables the credentials are read from."""
     from runtime.errors import RuntimeFailure
     from runtime.execute.services import Services
@@ -120,13 +125,13 @@ def _login_fix(ws: Any) -> str:
     return f"{exports} instead of `runtime auth login`"
 
 
-def _redactor() -> Any:
+def _redactor() -> Redactor:
     from runtime.redact import Redactor
 
     return Redactor()
 
 
-def _keyring(ws: Any) -> dict[str, Any]:
+def _keyring(ws: Workspace) -> dict[str, Any]:
     try:
         import keyring
         from keyring.backends import fail
@@ -150,7 +155,7 @@ def _keyring(ws: Any) -> dict[str, Any]:
     return _check("keyring", "ok", name)
 
 
-def _programs(ws: Any) -> list[dict[str, Any]]:
+def _programs(ws: Workspace) -> list[dict[str, Any]]:
     """The programs provider operations run (gh for github's CLI operations): each on PATH,
     and what its --version says."""
     from runtime.execute.process import ProcessStartError, run_process
@@ -192,7 +197,7 @@ def _programs(ws: Any) -> list[dict[str, Any]]:
     return checks
 
 
-def _binaries(ws: Any) -> list[dict[str, Any]]:
+def _binaries(ws: Workspace) -> list[dict[str, Any]]:
     from runtime.errors import RuntimeFailure
 
     try:
@@ -218,7 +223,7 @@ def _binaries(ws: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _confinement(ws: Any) -> list[dict[str, Any]]:
+def _confinement(ws: Workspace) -> list[dict[str, Any]]:
     """Whether steps that start a program run confined here, and each layer this machine
     offers and has in force: said plainly either way."""
     from runtime.errors import RuntimeFailure
@@ -260,7 +265,7 @@ def _confinement(ws: Any) -> list[dict[str, Any]]:
     return [overall, *layers]
 
 
-def _providers(ws: Any) -> dict[str, Any]:
+def _providers(ws: Workspace) -> dict[str, Any]:
     registry = ws.registry
     if registry.broken:
         broken = "; ".join(f"{n}: {why}" for n, why in registry.broken.items())

@@ -8,7 +8,7 @@ import typer
 
 from runtime.cli.render import emit_json, out, out_wrapped, table
 from runtime.plan.binding import value_form
-from runtime.provider import Operation, Option, Positional
+from runtime.provider import Operation, Option, Positional, Provider
 
 
 def provider_app(name: str) -> typer.Typer:
@@ -25,7 +25,7 @@ def _register(app: typer.Typer, name: str) -> None:
         args: list[str] = typer.Argument(
             None, help="Operation words and arguments.", autocompletion=operation_words(name)
         ),
-    ) -> Any:
+    ) -> int:
         return provider_command(name, list(args or []))
 
     command.__doc__ = f"Run a {name} operation directly; `runtime {name} --help` lists them all."
@@ -70,7 +70,7 @@ def arguments_json(operation: Operation) -> list[dict[str, Any]]:
     ]
 
 
-def operations_table(provider: Any, indent: str = "") -> list[str]:
+def operations_table(provider: Provider, indent: str = "") -> list[str]:
     return table(
         [
             (op.form(), op.transport, "/".join(op.possible_effects()), op.summary)
@@ -81,7 +81,7 @@ def operations_table(provider: Any, indent: str = "") -> list[str]:
     )
 
 
-def print_provider_help(provider: Any) -> None:
+def print_provider_help(provider: Provider) -> None:
     from runtime.cli.session import json_mode
 
     if json_mode():
@@ -117,7 +117,9 @@ def print_provider_help(provider: Any) -> None:
         out()
         out("Options (key=value, after the positional arguments):")
         for op in with_options:
-            out_wrapped(f"{op.name}: {', '.join(describe_option(o) for o in op.options)}", "  ")
+            out_wrapped(
+                f"{op.name}: {', '.join(describe_option(o) for o in op.options or ())}", "  "
+            )
     if any(op.options is None for op in provider.operations):
         names = ", ".join(op.name for op in provider.operations if op.options is None)
         out_wrapped(f"{names}: any key=value", "  ")
@@ -148,7 +150,7 @@ def _operation_json(op: Operation) -> dict[str, Any]:
     }
 
 
-def print_operation_help(provider: Any, op: Operation) -> None:
+def print_operation_help(provider: Provider, op: Operation) -> None:
     """``runtime github repo list --help``: one operation, as the provider declares it."""
     from runtime.cli.session import json_mode
 
@@ -197,7 +199,7 @@ def _help_asked(args: list[str]) -> bool:
     return "--help" in args or "-h" in args
 
 
-def _refuse_unknown_words(provider: Any, args: list[str]) -> None:
+def _refuse_unknown_words(provider: Provider, args: list[str]) -> None:
     """``runtime files reed --help``: words that begin no operation are a misspelling, refused
     with a "did you mean" as the call itself and a misspelled command's --help are (exit 2);
     no words, or the start of some (``runtime github repo --help``), get the provider's help."""
@@ -221,7 +223,7 @@ def _refuse_unknown_words(provider: Any, args: list[str]) -> None:
     )
 
 
-def provider_command(name: str, args: list[str]) -> Any:
+def provider_command(name: str, args: list[str]) -> int:
     from runtime.cli.session import workspace
     from runtime.errors import UsageError
 

@@ -26,6 +26,7 @@ from runtime.cli.session import (
 from runtime.errors import ExitCode
 
 if TYPE_CHECKING:
+    from signal import _HANDLER  # typeshed's name for what signal.signal returns
     from types import FrameType
 
     from runtime.document.model import Capability
@@ -83,7 +84,7 @@ def _signals_as_exceptions() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated(signum)
 
-    previous: dict[int, Any] = {}
+    previous: dict[int, _HANDLER] = {}
     try:
         for name in TERMINATING_SIGNALS:
             number = getattr(signal, name, None)

@@ -11,7 +11,13 @@ import contextlib
 import io
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
+    from runtime.home.layout import RefreshReport
+    from runtime.plan.workspace import Workspace
 
 
 class _State:
@@ -38,7 +44,7 @@ def raw_mode() -> bool:
     return STATE.output == "raw"
 
 
-def workspace() -> Any:
+def workspace() -> Workspace:
     from pathlib import Path
 
     from runtime.plan.workspace import Workspace
@@ -46,7 +52,7 @@ def workspace() -> Any:
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
 
 
-def ensure_home(ws: Any, *, verify: bool = False) -> Any:
+def ensure_home(ws: Workspace, *, verify: bool = False) -> RefreshReport:
     """Cheap on every command: one small file read when Home is current.
 
     Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
@@ -84,7 +90,7 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
         ) from None
 
 
-def home_in_the_way(ws: Any) -> tuple[str, str] | None:
+def home_in_the_way(ws: Workspace) -> tuple[str, str] | None:
     """What is wrong and what to do when Home cannot be a folder because a file is where it
     (or a folder above it) would be; None when nothing is in the way."""
     from runtime.home.layout import in_the_way
@@ -159,7 +165,7 @@ class _Guard(io.RawIOBase):
     def isatty(self) -> bool:
         return os.isatty(self.fd)
 
-    def write(self, data: Any) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         if not self.failed:
             try:
                 return os.write(self.fd, data)
@@ -169,10 +175,10 @@ class _Guard(io.RawIOBase):
                 self.failed = True
                 if self.fd == 1 and STATE.lost is None:
                     STATE.lost = exc
-        return len(data)
+        return memoryview(data).nbytes
 
 
-def _guarded(fd: int, current: Any) -> io.TextIOWrapper:
+def _guarded(fd: int, current: TextIO | None) -> io.TextIOWrapper:
     """``current`` (Python's stream for ``fd``, or None if it was closed) over a guard.
 
     In an encoding other than UTF-8 (a Latin-1 locale, ``PYTHONIOENCODING=ascii``) a

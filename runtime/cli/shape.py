@@ -13,12 +13,17 @@ gives the whole tree the conventions people type and read by:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from typer.core import TyperArgument, TyperOption
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from runtime.cli.session import STATE
+
+if TYPE_CHECKING:
+    from typer import _click as click  # typer vendors click: its own classes
+
+C = TypeVar("C", bound="click.Command")
 
 OUTPUTS = ("text", "json", "raw")
 _COMPLETION_PARAMS = frozenset({"install_completion", "show_completion"})
@@ -28,7 +33,7 @@ _COMPLETION_PARAMS = frozenset({"install_completion", "show_completion"})
 # errors are told by their class names.
 
 
-def _set_output(ctx: Any, param: Any, value: str | None) -> None:
+def _set_output(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value is None:
         return
     if value not in OUTPUTS:
@@ -36,15 +41,16 @@ def _set_output(ctx: Any, param: Any, value: str | None) -> None:
     STATE.output = value
 
 
-def _complete_output(ctx: Any, args: list[str], incomplete: str) -> list[str]:
+def _complete_output(ctx: click.Context, args: list[str], incomplete: str) -> list[str]:
     return [o for o in OUTPUTS if o.startswith(incomplete)]
 
 
-def _set_log(ctx: Any, param: Any, value: str | None) -> None:
+def _set_log(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """A log option given after the command: the stream is set again with it (the root's
     callback set it from what came before, or the environment)."""
     if value is None:
         return
+    assert param.name is not None  # log_level, log_format: both options are named
     setattr(STATE, param.name, value)
     if ctx.parent is not None:  # a command's own copy: the root callback has run
         from runtime.cli.session import start_log
@@ -93,21 +99,21 @@ def global_options(*, root: bool) -> list[TyperOption]:
 class _Argument(TyperArgument):
     """An argument shown as click shows one: NAME, [NAME], NAME... (typer writes {name})."""
 
-    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+    def make_metavar(self, ctx: click.Context, *, usage: bool = False) -> str:
         var = (self.metavar or self.name or "").upper()
         if usage and not self.required:
             var = f"[{var}]"
         return var + ("..." if self.nargs != 1 else "")
 
 
-def finish(command: Any, *, root: bool = False) -> Any:
+def finish(command: C, *, root: bool = False) -> C:
     """Give ``command`` and everything below it the conventions above; returns it."""
     if not root:
         command.params = [p for p in command.params if p.name not in _COMPLETION_PARAMS]
     for param in command.params:
         if type(param) is TyperArgument:
             param.__class__ = _Argument  # same state, click's way of writing its name
-    if hasattr(command, "list_commands"):  # a group
+    if isinstance(command, TyperGroup):
         for sub in command.commands.values():
             finish(sub)
     elif not any("--output" in getattr(p, "opts", ()) for p in command.params):
@@ -115,7 +121,7 @@ def finish(command: Any, *, root: bool = False) -> Any:
     return command
 
 
-def suggest(group: Any, ctx: Any, error: Any, word: str) -> None:
+def suggest(group: TyperGroup, ctx: click.Context, error: click.ClickException, word: str) -> None:
     """Add "Did you mean ...?" to an unknown-command error, from the commands ``group``
     lists (a lazy group has no ``commands`` dict for typer's own suggestion to read)."""
     from difflib import get_close_matches

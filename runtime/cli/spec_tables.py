@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from runtime.cli.provider_cmd import describe_option, describe_positional
 from runtime.errors import ExitCode
-from runtime.provider import Operation
+from runtime.provider import Operation, Provider
 
 BEGIN = "<!-- BEGIN operations: generated from the declarations by `make specs` -->"
 END = "<!-- END operations -->"
@@ -56,7 +55,7 @@ def _arguments(op: Operation) -> str:
     return "; ".join(parts) or "-"
 
 
-def operations_markdown(provider: Any) -> str:
+def operations_markdown(provider: Provider) -> str:
     """The provider's operation table, as Markdown."""
     operations: tuple[Operation, ...] = provider.operations
     several = len({op.transport for op in operations}) > 1
@@ -95,7 +94,7 @@ def _between(text: str, begin_marker: str, end_marker: str, table: str, what: st
     return f"{text[: begin + len(begin_marker)]}\n{table}\n{text[end:]}"
 
 
-def rewrite(text: str, provider: Any) -> str:
+def rewrite(text: str, provider: Provider) -> str:
     """``text`` with the operation table between the markers generated afresh."""
     table = operations_markdown(provider)
     return _between(text, BEGIN, END, table, f"the spec of '{provider.name}'")

@@ -11,17 +11,22 @@ its help are :func:`runtime.cli.commands.validate_cmd`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.cli.render import emit_json, out, plural, problem_block
 from runtime.errors import ExitCode, NotFound
+
+if TYPE_CHECKING:
+    from runtime.document.catalog import Target
+    from runtime.pipeline import Run
+    from runtime.plan.workspace import Workspace
 
 
 @dataclass
 class Validated:
     """What validate checked and what it skipped."""
 
-    results: list[Any] = field(default_factory=list)  # the runs, walked to validate
+    results: list[Run] = field(default_factory=list)  # the runs, walked to validate
     skipped: list[str] = field(default_factory=list)
     not_files: list[str] = field(
         default_factory=list
@@ -51,14 +56,14 @@ class Validated:
 # -- discovery --------------------------------------------------------------------
 
 
-def discover(ws: Any, arg: str) -> list[Any]:
+def discover(ws: Workspace, arg: str) -> list[Target]:
     """The targets ``arg`` names: a file, a capability name, or a folder's files."""
     from runtime.document.catalog import resolve_many
 
     return resolve_many([arg], ws.sources, ws.cwd)
 
 
-def nothing_found(arg: str, found: list[Any]) -> NotFound:
+def nothing_found(arg: str, found: list[Target]) -> NotFound:
     """A folder with nothing to check: said, as git says of a pathspec that matches no
     file (not "0 checked", which reads as a pass)."""
     plain = len(found)
@@ -77,7 +82,9 @@ def nothing_found(arg: str, found: list[Any]) -> NotFound:
 # -- checking ---------------------------------------------------------------------
 
 
-def check(ws: Any, target: Any, into: Validated, *, strict: bool, only_capabilities: bool) -> None:
+def check(
+    ws: Workspace, target: Target, into: Validated, *, strict: bool, only_capabilities: bool
+) -> None:
     """Walk ``target`` to the validate station; keep its run in ``into``, or skip it."""
     from runtime.pipeline import Mode, Run, walk
     from runtime.pipeline import validate as validated
@@ -110,17 +117,7 @@ def render_json(found: Validated) -> None:
         {
             "ok": found.ok,
             "exit_code": 0 if found.ok else int(ExitCode.INVALID),
-            "capabilities": [
-                {
-                    "path": r.target.display,
-                    "sha256": r.capability.sha256,
-                    "valid": r.ok,
-                    # a secret the environment holds, written into the file, is not
-                    # shown again (a source line or value a problem quotes)
-                    "problems": r.redactor.data([p.to_json() for p in r.problems]),
-                }
-                for r in found.results
-            ],
+            "capabilities": [_capability_json(r) for r in found.results],
             "skipped": found.skipped,
             "summary": {
                 "checked": len(found.results),
@@ -134,10 +131,24 @@ def render_json(found: Validated) -> None:
     )
 
 
+def _capability_json(r: Run) -> dict[str, Any]:
+    assert r.target is not None and r.capability is not None  # walked to validate
+    return {
+        "path": r.target.display,
+        "sha256": r.capability.sha256,
+        "valid": r.ok,
+        # a secret the environment holds, written into the file, is not shown again (a
+        # source line or value a problem quotes)
+        "problems": r.redactor.data([p.to_json() for p in r.problems]),
+    }
+
+
 def render_text(found: Validated, format: str) -> None:
     """Each problem in ``format`` (text, plain or github), then the summary line."""
     for r in found.results:
-        lines = r.capability.document.text.splitlines() if r.capability.document.text else None
+        assert r.capability is not None  # walked to validate
+        text = r.capability.document.text
+        lines = text.splitlines() if text else None
         hide = r.redactor.text  # as in JSON: no secret of the environment is shown
         for p in r.problems:
             if format == "github":

@@ -21,7 +21,7 @@ from runtime.plan.programs import owned_profile
 from runtime.plan.substitute import substitute
 from runtime.plan.workspace import Workspace
 from runtime.problems import Problem
-from runtime.provider import BoundCall, Decision, Inspection, Operation
+from runtime.provider import BoundCall, Decision, Inspection, Operation, RunContext
 from runtime.provider.operations import Binding, BindingProblem, Piece
 from runtime.redact import Redactor
 
@@ -128,12 +128,13 @@ def build_plan(
     cap: Capability,
     inputs: dict[str, str],
     ws: Workspace,
-    services: Any,
+    run: RunContext,
     resolved: Mapping[int, tuple[Operation, Binding]] | None = None,
     *,
     refuse: bool = True,
 ) -> Plan:
     """The plan of every step; ``resolved`` is what validation matched and bound (if given).
+    ``run`` is what each provider's ``inspect`` is given; the plan asks nothing else of it.
 
     Refuses (exit 2, every case at its file:line:column) when an input value would
     become an option of a binary, or when a provider's ``inspect`` finds args its call
@@ -142,7 +143,7 @@ def build_plan(
     (show, which plans without inputs) keeps those in the steps' inspections instead.
     """
     found = resolved or {}
-    steps = [plan_step(step, inputs, ws, services, found.get(step.index)) for step in cap.steps]
+    steps = [plan_step(step, inputs, ws, run, found.get(step.index)) for step in cap.steps]
     missing = {name for name, decl in cap.inputs.items() if decl.required and name not in inputs}
     if missing:
         for planned in steps:
@@ -263,7 +264,7 @@ def plan_step(
     step: Step,
     inputs: dict[str, str],
     ws: Workspace,
-    services: Any,
+    run: RunContext,
     bound: tuple[Operation, Binding] | None = None,
 ) -> PlannedStep:
     texts = step.arg_texts
@@ -307,7 +308,7 @@ def plan_step(
         binding, _ = bind(operation, texts[len(operation.words) :])
     n = len(operation.words)
     call = resolve_call(binding, resolved[n:], [pieces(a, inputs) for a in texts[n:]])
-    inspection = provider.inspect(operation, call, services)
+    inspection = provider.inspect(operation, call, run)
     # what the call does, action by action (a GraphQL document's mutations), after the
     # provider's own notes
     actions = operation.known_actions(call)

@@ -12,30 +12,67 @@ confinement), refuse the run too.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from runtime.errors import MissingCapability, PolicyRefusal
 from runtime.plan.build import UNDECIDED, Plan, PlannedStep
 from runtime.plan.network import NetworkRule
 from runtime.plan.programs import owned_profile
 from runtime.problems import Problem
-from runtime.provider import Decision
+from runtime.provider import CredentialKind, Decision
 from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
-    from runtime.execute.services import RunServices
+    from runtime.plan.policy import Policy
     from runtime.plan.workspace import Workspace
 
 
-def decide(plan: Plan, ws: Workspace, services: Any) -> None:
+# What this station asks of the run's services (the execute station's RunServices has
+# each, made when first asked: a plan whose steps need no credential's host makes no
+# Auth Engine, and one that starts no program probes no sandbox).
+
+
+class CredentialHosts(Protocol):
+    """The Auth Engine, as deciding reads it: the host a credential is for, and its kind
+    (the other names its programs use for that host)."""
+
+    def default_host(self, name: str) -> str: ...
+    def kind(self, name: str) -> CredentialKind: ...
+
+
+class Credentials(Protocol):
+    @property
+    def auth(self) -> CredentialHosts: ...
+
+
+class Availability(Protocol):
+    @property
+    def reason(self) -> str: ...
+
+
+class Confinement(Protocol):
+    """The run's launcher, as enforcing reads it: whether it confines, and why not."""
+
+    @property
+    def confined(self) -> bool: ...
+    @property
+    def availability(self) -> Availability: ...
+
+
+class Launches(Protocol):
+    @property
+    def launcher(self) -> Confinement: ...
+
+
+def decide(plan: Plan, ws: Workspace, services: Credentials) -> None:
     """Give each step of ``plan`` its decision, on its bound call."""
     for planned in plan.steps:
         if planned.decision is UNDECIDED:
             planned.decision = _decision(planned, ws, services)
 
 
-def _decision(planned: PlannedStep, ws: Workspace, services: Any) -> Decision:
+def _decision(planned: PlannedStep, ws: Workspace, services: Credentials) -> Decision:
     policy, step = ws.policy, planned.step
     texts = step.arg_texts
     if planned.binary is not None:
@@ -84,7 +121,7 @@ def _decision(planned: PlannedStep, ws: Workspace, services: Any) -> Decision:
     return decision
 
 
-def _hosts(services: Any, credential: str, host: str) -> tuple[str, ...]:
+def _hosts(services: Credentials, credential: str, host: str) -> tuple[str, ...]:
     """``host`` and the other names its programs may use for it (github.com:
     api.github.com), as the provider of the credential declares."""
     aliases = services.auth.kind(credential).host_aliases
@@ -114,10 +151,10 @@ def _pinned(
     return decision
 
 
-def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> list[Problem]:
+def enforce(plan: Plan, policy: Policy, services: Launches, redactor: Redactor) -> list[Problem]:
     """Refuse before anything runs: a policy refusal (3), a missing binary or a promise
-    this machine cannot keep (5). The warnings it returns are for the run: steps that run
-    unconfined because a policy allows it."""
+    this machine cannot keep (5), under ``policy``. The warnings it returns are for the
+    run: steps that run unconfined because a policy allows it."""
     refused = plan.refused
     if refused:
         lines = []
@@ -140,10 +177,10 @@ def enforce(plan: Plan, services: RunServices, redactor: Redactor) -> list[Probl
             f"(step{'s' if len(missing) > 1 else ''} {steps}); nothing ran",
             hint="install it, or put it on PATH",
         )
-    return _confinement(plan, services)
+    return _confinement(plan, policy, services)
 
 
-def _confinement(plan: Plan, services: RunServices) -> list[Problem]:
+def _confinement(plan: Plan, policy: Policy, services: Launches) -> list[Problem]:
     """Refuse (exit 5) steps that start a program where the kernel cannot confine them,
     unless the policy deliberately allows running unconfined; then each such step is
     marked (``confined: false``) and warned about. Confined or not, every program step is
@@ -157,7 +194,6 @@ def _confinement(plan: Plan, services: RunServices) -> list[Problem]:
     programs = binaries + [s for s in plan.steps if s.transport == "cli"]
     if not programs:
         return []
-    policy = services.workspace.policy
     launcher = services.launcher
     for planned in programs:
         planned.confined = launcher.confined

@@ -16,8 +16,8 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
+from runtime.document.model import Capability
 from runtime.document.requirements import Requirement, declared
 from runtime.plan.build import Plan
 from runtime.plan.network import NetworkRule
@@ -47,6 +47,7 @@ from runtime.preflight.report import (
     UNKNOWN,
     Check,
     Context,
+    PreflightServices,
     Report,
     timestamp,
 )
@@ -54,7 +55,7 @@ from runtime.preflight.report import (
 
 def run_preflight(
     ws: Workspace,
-    services: Any,
+    services: PreflightServices,
     plan: Plan,
     inputs: dict[str, str],
     *,
@@ -82,7 +83,7 @@ def run_preflight(
     return report
 
 
-def typed_requirements(cap: Any) -> list[Requirement]:
+def typed_requirements(cap: Capability) -> list[Requirement]:
     """Declared typed requirements (``metadata.runtime.requirements``)."""
     from runtime.document.typed_requirements import collect
 

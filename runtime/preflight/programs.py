@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from runtime.document.requirements import Requirement
 from runtime.preflight.report import FALSE, TRUE, UNKNOWN, Check, Context, timestamp
+
+if TYPE_CHECKING:
+    from runtime.execute.launch import Launcher
 
 VERSION_RE = re.compile(r"(\d+(?:\.\d+)+)")
 PROBE_TIMEOUT = 3.0
@@ -279,9 +282,9 @@ def _version_check(
 # -- confinement ---------------------------------------------------------------------------
 
 
-def run_launcher(ctx: Context) -> Any:
+def run_launcher(ctx: Context) -> Launcher:
     """The run's launcher; without probing (plan) only whether bwrap is on PATH."""
-    if ctx.probe and ctx.services is not None:
+    if ctx.probe:
         return ctx.services.launcher
     from runtime.execute.launch import for_run
 

@@ -19,12 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.document.requirements import Requirement
 from runtime.plan.build import Plan
 from runtime.plan.network import NetworkRule
 from runtime.plan.workspace import Workspace
+from runtime.provider import RunContext
+
+if TYPE_CHECKING:
+    from runtime.execute.launch import Launcher
+    from runtime.home.auth import AuthEngine
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 LIVE_TIMEOUT = 5.0
@@ -103,10 +108,21 @@ class Report:
         }
 
 
+class PreflightServices(RunContext, Protocol):
+    """What preflight asks of the run's services: the Auth Engine, the launcher (probed
+    only when a check needs it), and the run a provider's ``check_token`` and ``ping``
+    are given (the execute station's RunServices has each, made when first asked)."""
+
+    @property
+    def auth(self) -> AuthEngine: ...
+    @property
+    def launcher(self) -> Launcher: ...
+
+
 @dataclass
 class Context:
     ws: Workspace
-    services: Any
+    services: PreflightServices
     plan: Plan
     inputs: dict[str, str]
     live: bool
