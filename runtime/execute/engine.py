@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.errors import Failure, Interrupted, StepError, Terminated
 from runtime.execute.audit import AuditError, AuditLog
@@ -19,8 +19,12 @@ from runtime.log import INFO, WARNING, get_logger
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
 from runtime.plan.workspace import Workspace
+from runtime.problems import Problem
 from runtime.provider import StepEnvironment, StepOutcome
 from runtime.redact import Redactor
+
+if TYPE_CHECKING:
+    from runtime.execute.services import RunServices
 
 _log = get_logger("runtime.engine")
 
@@ -95,7 +99,7 @@ class RunResult:
 
 
 class Reporter(Protocol):
-    def run_started(self, warnings: list[Any]) -> None: ...
+    def run_started(self, warnings: list[Problem]) -> None: ...
     def step_started(self, planned: PlannedStep, total: int) -> None: ...
     def step_output(self, planned: PlannedStep, stream: str, text: str) -> None: ...
     def step_finished(self, result: StepResult, total: int) -> None: ...
@@ -104,7 +108,7 @@ class Reporter(Protocol):
 def execute_plan(
     plan: Plan,
     ws: Workspace,
-    services: Any,
+    services: RunServices,
     redactor: Redactor,
     audit: AuditLog,
     reporter: Reporter,
@@ -253,7 +257,7 @@ def _run_step(
     network: NetworkRule | None,
     planned: PlannedStep,
     ws: Workspace,
-    services: Any,
+    services: RunServices,
     redactor: Redactor,
     reporter: Reporter,
     timeout: float,
