@@ -44,6 +44,7 @@ STRICT_HELP = (
     "Count Unknown readiness as not ready, except what runtime can never check "
     "(MDA tools and model, packages it cannot find)."
 )
+EXECUTE_STRICT_HELP = STRICT_HELP + " Refuse an optional input left out (it would stay ${name})."
 
 
 def _timeout(value: str | None) -> float | None:
@@ -248,6 +249,8 @@ def _render_run(prepared: Run, result: RunResult) -> None:
                     "failed_step": failed.planned.index if failed else None,
                 },
                 "note": applied_note,
+                # what was said before the first step (an optional input left literal)
+                "warnings": [p.to_json() for p in prepared.warnings],
             }
         )
     elif failed is None and result.exit_code == 0:
@@ -287,7 +290,7 @@ def execute_cmd(
         metavar="SECONDS",
         help="Per-step time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
-    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    strict: bool = typer.Option(False, "--strict", help=EXECUTE_STRICT_HELP),
     runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
@@ -300,7 +303,9 @@ def execute_cmd(
     pairs = inputs or []
     if dry_run:
         run = walk(
-            capability_run(ws, name, Mode.PLAN, input_pairs=pairs, runner_capabilities=offered),
+            capability_run(
+                ws, name, Mode.PLAN, input_pairs=pairs, runner_capabilities=offered, strict=strict
+            ),
             until=preflight,
         )
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))
