@@ -4,6 +4,7 @@ a refusal quoting a file's lines stays one line per refusal."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.conftest import capability, check_schema, write
@@ -138,3 +139,59 @@ def test_a_name_with_spaces_around_it_is_refused_showing_them(cli, work: Path) -
     secret = cli("capability", "plan", "docs.md", "--input", "api_token = hunter2")
     assert secret.code == 2 and "hunter2" not in secret.stderr
     assert "--input api_token=VALUE" in secret.stderr
+
+
+# -- a refusal that quotes a file -----------------------------------------------------
+
+
+def test_six_refusals_quoting_a_multi_line_file_are_six_lines(cli, work: Path) -> None:
+    steps = "".join(
+        '  - binary: git\n    args: [push, --force, origin, "${body}"]\n' for _ in range(6)
+    )
+    write(
+        work / "six.md",
+        capability(f"version: v1\ninputs:\n  body:\n    required: true\nworkflow:\n{steps}"),
+    )
+    notes = "".join(f"line {n} of the notes \x1b[31m in red\n" for n in range(40))
+    write(work / "notes.txt", notes)
+    result = cli("capability", "execute", "six.md", "--input", "body=@notes.txt")
+    assert result.code == 3
+    lines = result.stderr.splitlines()
+    assert lines[0] == "error: 6 steps refused by policy; nothing ran:"
+    refusals = [line for line in lines if line.startswith("  step ")]
+    assert [line.split()[1] for line in refusals] == ["1", "2", "3", "4", "5", "6"]
+    for line in refusals:
+        # the file's first line, escaped, and a cut where the rest would be
+        assert "git push --force origin line 0 of the notes \\x1b[31m in red\\nline 1" in line
+        assert "...) refused by denied_arguments: git push --force" in line
+        assert len(line) < 400
+    assert "\x1b" not in result.stderr and "line 39" not in result.stderr
+    assert "`runtime capability plan CAP --output json` shows each step's args whole" in (
+        result.stderr
+    )
+    # there, whole
+    plan = cli("--output", "json", "capability", "plan", "six.md", "--input", "body=@notes.txt")
+    assert plan.json()["steps"][5]["args"][-1] == notes
+    doc = json.loads(
+        cli(
+            "--output", "json", "capability", "execute", "six.md", "--input", "body=@notes.txt"
+        ).stdout
+    )
+    assert doc["error"]["message"].count("\n") == 6  # the heading, then one line each
+
+
+def test_a_reason_quoting_a_file_keeps_its_end_on_one_line(cli, work: Path) -> None:
+    steps = "".join('  - provider: files\n    args: [write, "/etc/${body}", x]\n' for _ in range(6))
+    write(
+        work / "six.md",
+        capability(f"version: v1\ninputs:\n  body:\n    required: true\nworkflow:\n{steps}"),
+    )
+    write(work / "notes.txt", "".join(f"line {n}\n" for n in range(30)))
+    result = cli("capability", "execute", "six.md", "--input", "body=@notes.txt")
+    assert result.code == 3
+    refusals = [line for line in result.stderr.splitlines() if line.startswith("  step ")]
+    assert len(refusals) == 6
+    for line in refusals:
+        # the reason's end names the root it protects
+        assert line.endswith(f"outside the write root {work}"), line
+        assert len(line) < 800
