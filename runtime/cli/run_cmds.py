@@ -108,6 +108,8 @@ def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
     return {
         **extra,
         "capability": {"path": cap.path, "sha256": cap.sha256},
+        # where the policy's relative roots and the steps' relative paths start
+        "working_folder": str(prepared.ws.cwd),
         "inputs": prepared.redactor.inputs(prepared.inputs),
         "steps": [s.to_json(prepared.redactor) for s in plan.steps],
         "warnings": [p.to_json() for p in prepared.warnings],
@@ -118,6 +120,8 @@ def render_plan_text(prepared: Run) -> None:
     cap, plan = _planned(prepared)
     red = prepared.redactor
     out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
+    # a name found in a capabilities/ folder above: its paths still start here
+    out(f"  working folder: {prepared.ws.cwd} (the roots and relative paths start here)")
     for key, value in red.inputs(prepared.inputs).items():
         out(f"  input {key} = {value!r}")
     total = len(plan.steps)
