@@ -143,6 +143,7 @@ def load(run: Run) -> None:
 def validate(run: Run) -> None:
     """Check each step against what is registered: providers, operations and their form,
     allowed binaries, inputs referenced. While inspecting, problems are only collected."""
+    from runtime.plan.substitute import unsupplied_problems
     from runtime.plan.validate import check_steps, policy_problems
     from runtime.problems import sorted_problems
 
@@ -154,6 +155,8 @@ def validate(run: Run) -> None:
     if run.mode is Mode.INSPECT:
         # what the policy would refuse, said before plan time (plan shows it per step)
         found += policy_problems(cap, ws.registry, ws.policy, run.resolved, strict=run.strict)
+        # where an optional input left out stays literal: to know, not to fix
+        found += unsupplied_problems(cap, {}, "info")
     run.problems = sorted_problems([*run.problems, *found])
     if run.mode is Mode.INSPECT or run.ok:
         return
@@ -173,7 +176,12 @@ def resolve(run: Run) -> None:
     process changes."""
     from runtime.execute.services import RunServices
     from runtime.plan.build import build_plan
-    from runtime.plan.substitute import check_inputs, check_sizes
+    from runtime.plan.substitute import (
+        check_inputs,
+        check_sizes,
+        refuse_unsupplied,
+        unsupplied_problems,
+    )
 
     cap = _capability(run)
     inspecting = run.mode is Mode.INSPECT
@@ -187,6 +195,12 @@ def resolve(run: Run) -> None:
     if run.mode is not Mode.INSPECT:
         check_inputs(cap, run.inputs, require=run.mode is not Mode.PREFLIGHT)
         check_sizes(cap, run.inputs)
+    if run.mode in (Mode.PLAN, Mode.EXECUTE):
+        # an optional input left out stays literally ${name} (the grammar has no default):
+        # said before anything runs, and refused with --strict
+        if run.strict:
+            refuse_unsupplied(cap, run.inputs)
+        run.problems += unsupplied_problems(cap, run.inputs, "warning")
     run.services = RunServices(run.ws, run.redactor)
     run.plan = build_plan(
         cap, run.inputs, run.ws, run.services, run.resolved, refuse=not inspecting

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-Severity = Literal["error", "warning"]
+# "info": what a reader should know and nothing to fix (validate's note that an optional
+# input left out stays literal): never counted as a warning
+Severity = Literal["error", "warning", "info"]
 
 
 class Problem(NamedTuple):
@@ -24,8 +26,13 @@ class Problem(NamedTuple):
     def is_error(self) -> bool:
         return self.severity == "error"
 
+    @property
+    def is_warning(self) -> bool:
+        return self.severity == "warning"
+
     def sort_key(self) -> tuple[str, int, int, int, str]:
-        return (self.file, self.line, self.column, 0 if self.is_error else 1, self.message)
+        rank = {"error": 0, "warning": 1}.get(self.severity, 2)
+        return (self.file, self.line, self.column, rank, self.message)
 
     def to_json(self) -> dict[str, Any]:
         return {

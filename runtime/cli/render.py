@@ -16,7 +16,8 @@ from runtime.problems import Problem
 from runtime.text import display_width, json_dumps, json_for, printable, wrap
 from runtime.text import table as text_table
 
-_CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
+_CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
+_SEVERITY_COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
 def colour_enabled(stream: TextIO | None = None) -> bool:
@@ -67,7 +68,7 @@ def err(text: str = "", *, styled: bool = False) -> None:
 
 def problem_line(p: Problem, stream: TextIO | None = None) -> str:
     """``FILE:LINE:COL: severity: message``, escaped, the severity in colour (styled)."""
-    severity = paint(p.severity, "red" if p.is_error else "yellow", stream)
+    severity = paint(p.severity, _SEVERITY_COLOURS.get(p.severity, "yellow"), stream)
     return f"{printable(p.file)}:{p.line}:{p.column}: {severity}: {printable(p.message)}"
 
 
@@ -114,7 +115,7 @@ def github_annotation(p: Problem) -> str:
     def esc_prop(s: str) -> str:
         return esc_data(s).replace(":", "%3A").replace(",", "%2C")
 
-    kind = "error" if p.is_error else "warning"
+    kind = {"error": "error", "warning": "warning"}.get(p.severity, "notice")
     message = p.message + (f" (hint: {p.hint})" if p.hint else "")
     return (
         f"::{kind} file={esc_prop(p.file)},line={p.line},col={p.column},"

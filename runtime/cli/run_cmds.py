@@ -45,6 +45,7 @@ STRICT_HELP = (
     "Count Unknown readiness as not ready, except what runtime can never check "
     "(MDA tools and model, packages it cannot find)."
 )
+EXECUTE_STRICT_HELP = STRICT_HELP + " Refuse an optional input left out (it would stay ${name})."
 
 
 def _timeout(value: str | None) -> float | None:
@@ -108,6 +109,8 @@ def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
     return {
         **extra,
         "capability": {"path": cap.path, "sha256": cap.sha256},
+        # where the policy's relative roots and the steps' relative paths start
+        "working_folder": str(prepared.ws.cwd),
         "inputs": prepared.redactor.inputs(prepared.inputs),
         "steps": [s.to_json(prepared.redactor) for s in plan.steps],
         "warnings": [p.to_json() for p in prepared.warnings],
@@ -118,6 +121,8 @@ def render_plan_text(prepared: Run) -> None:
     cap, plan = _planned(prepared)
     red = prepared.redactor
     out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
+    # a name found in a capabilities/ folder above: its paths still start here
+    out(f"  working folder: {prepared.ws.cwd} (the roots and relative paths start here)")
     for key, value in red.inputs(prepared.inputs).items():
         out(f"  input {key} = {value!r}")
     total = len(plan.steps)
@@ -249,6 +254,8 @@ def _render_run(prepared: Run, result: RunResult) -> None:
                     "failed_step": failed.planned.index if failed else None,
                 },
                 "note": applied_note,
+                # what was said before the first step (an optional input left literal)
+                "warnings": [p.to_json() for p in prepared.warnings],
             }
         )
     elif failed is None and result.exit_code == 0:
@@ -288,7 +295,7 @@ def execute_cmd(
         metavar="SECONDS",
         help="Per-step time limit in seconds, above 0 and at most 86400 (default: policy).",
     ),
-    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    strict: bool = typer.Option(False, "--strict", help=EXECUTE_STRICT_HELP),
     runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
@@ -301,7 +308,9 @@ def execute_cmd(
     pairs = inputs or []
     if dry_run:
         run = walk(
-            capability_run(ws, name, Mode.PLAN, input_pairs=pairs, runner_capabilities=offered),
+            capability_run(
+                ws, name, Mode.PLAN, input_pairs=pairs, runner_capabilities=offered, strict=strict
+            ),
             until=preflight,
         )
         raise typer.Exit(show_plan(run, "capability execute --dry-run"))

@@ -46,7 +46,7 @@ class Validated:
 
     @property
     def warnings(self) -> int:
-        return sum(1 for r in self.results for p in r.problems if not p.is_error)
+        return sum(1 for r in self.results for p in r.problems if p.is_warning)
 
     @property
     def ok(self) -> bool:

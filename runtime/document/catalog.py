@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -32,13 +33,40 @@ class Listing:
     entries: list[Entry] = field(default_factory=list)
 
 
-def looks_like_path(arg: str) -> bool:
-    return (
-        arg.endswith(".md")
-        or arg.startswith((".", "/", "~"))
-        or (os.sep in arg and Path(arg).exists())
-        or Path(arg).exists()
-    )
+def written_as_path(arg: str) -> bool:
+    """Whether ``arg`` is written as a path: a Markdown file's name, or a path that starts
+    with ``.``, ``/`` or ``~`` or ends with ``/`` (``./many``, ``many/``). Anything else is
+    a name first (``many``, ``github/repo-health``), even where a folder of that name
+    exists: a capability that makes ``many/`` is still run as ``many``."""
+    return arg.endswith((".md", os.sep)) or arg.startswith((".", os.sep, "~"))
+
+
+def project_folder(cwd: Path, environ: Mapping[str, str]) -> Path | None:
+    """The folder whose ``capabilities/`` a name is looked up in: the working folder or the
+    nearest folder above it that holds one, as git finds ``.git`` and just a justfile.
+
+    The search stops at the first folder holding ``capabilities/``, at the top of a git
+    repository (a folder holding ``.git``: a project's capabilities are never taken from
+    the repository around it), and below ``HOME`` and the file system's root, which are
+    looked in only when they are the working folder (a stray ``~/capabilities`` would
+    otherwise stand in for every project under ``~``). ``None``: no such folder."""
+    home = environ.get("HOME")
+    # the working folder is a real path (getcwd); HOME may name one through a link
+    ceiling = Path(os.path.realpath(home)) if home and os.path.isabs(home) else None
+    folder = cwd
+    while True:
+        if (folder / "capabilities").is_dir():
+            return folder
+        parent = folder.parent
+        if (
+            os.path.lexists(folder / ".git")
+            or folder == ceiling
+            or parent == ceiling
+            or parent.parent == parent  # the root: looked in only as the working folder
+            or parent == folder
+        ):
+            return None
+        folder = parent
 
 
 def _display(path: Path, cwd: Path) -> str:
@@ -72,46 +100,67 @@ def resolve_name(name: str, sources: list[Path]) -> Path | None:
 
 
 def resolve_one(arg: str, sources: list[Path], cwd: Path) -> Target:
-    """One capability by exact path or by name."""
-    if looks_like_path(arg):
-        path = Path(os.path.expanduser(arg))
-        path = path if path.is_absolute() else cwd / path
-        try:
-            mode = path.stat().st_mode  # a stat: never waits, unlike opening a FIFO
-        except (FileNotFoundError, NotADirectoryError):
+    """One capability by exact path or by name. A name that is no capability's but is a
+    file or a folder of the working folder is taken as that path, as before names came
+    first (a folder is then refused, naming the capability it may have meant)."""
+    if not written_as_path(arg):
+        found = resolve_name(arg, sources)
+        if found is not None:
+            return Target(found, _display(found, cwd), True, arg)
+        if not os.path.lexists(cwd / arg):
+            where = ", ".join(f"{s} ({why})" if (why := unusable(s)) else str(s) for s in sources)
             raise NotFound(
-                f"no such file: {arg}", hint="check the path, or give a capability name"
-            ) from None
-        except OSError:
-            # there, but not to be reached (a loop of symbolic links, a folder that may
-            # not be searched): the loader says why, as validate does for the same file
-            return Target(path, _display(path, cwd), True)
-        if stat.S_ISDIR(mode):
-            raise NotFound(
-                f"{arg} is a folder; name one capability file",
-                hint="use `runtime capability validate DIR` for folders",
+                f"no capability named '{arg}'",
+                hint=f"looked for {arg}.md in: {where}"
+                + (
+                    ", and found no capabilities/ folder above the working folder (the search "
+                    "stops at a git repository's top and below HOME)"
+                    if cwd / "capabilities" in sources and unusable(cwd / "capabilities")
+                    else ""
+                )
+                + "; give a path, or add a folder to capability_sources in config.yaml",
             )
-        what = kind(mode)
-        if what is not None:
-            raise NotFound(
-                f"{arg} is {what}, not a regular file",
-                hint="name a capability's Markdown file",
-            )
-        return Target(path, _display(path, cwd), True)
-    found = resolve_name(arg, sources)
-    if found is None:
-        where = ", ".join(f"{s} ({why})" if (why := unusable(s)) else str(s) for s in sources)
+    path = Path(os.path.expanduser(arg))
+    path = path if path.is_absolute() else cwd / path
+    try:
+        mode = path.stat().st_mode  # a stat: never waits, unlike opening a FIFO
+    except (FileNotFoundError, NotADirectoryError):
         raise NotFound(
-            f"no capability named '{arg}'",
-            hint=f"looked for {arg}.md in: {where}; give a path, or add a folder to capability_sources in config.yaml",
+            f"no such file: {arg}", hint="check the path, or give a capability name"
+        ) from None
+    except OSError:
+        # there, but not to be reached (a loop of symbolic links, a folder that may
+        # not be searched): the loader says why, as validate does for the same file
+        return Target(path, _display(path, cwd), True)
+    if stat.S_ISDIR(mode):
+        name = Path(arg).name  # "many" of ./many and many/; none of "." or "~"
+        meant = resolve_name(name, sources) if name not in ("", "..", "~") else None
+        hint = "use `runtime capability validate DIR` for folders"
+        if meant is not None:
+            hint = (
+                f"did you mean the capability '{name}' ({_display(meant, cwd)})? Name it "
+                f"without a path: `{name}`; " + hint
+            )
+        raise NotFound(f"{arg} is a folder; name one capability file", hint=hint)
+    what = kind(mode)
+    if what is not None:
+        raise NotFound(
+            f"{arg} is {what}, not a regular file",
+            hint="name a capability's Markdown file",
         )
-    return Target(found, _display(found, cwd), True, arg)
+    return Target(path, _display(path, cwd), True)
 
 
 def resolve_many(args: list[str], sources: list[Path], cwd: Path) -> list[Target]:
-    """Paths, folders (recursively) and names, in the order given."""
+    """Paths, folders (recursively) and names, in the order given; a name first, as
+    :func:`resolve_one` takes it, then a folder of that name."""
     out: list[Target] = []
     for arg in args:
+        if not written_as_path(arg):
+            found = resolve_name(arg, sources)
+            if found is not None:
+                out.append(Target(found, _display(found, cwd), True, arg))
+                continue
         path = Path(os.path.expanduser(arg))
         path = path if path.is_absolute() else cwd / path
         if path.is_dir():

@@ -135,14 +135,15 @@ def configured_sources(config: Config, home: Home) -> list[Path]:
     return out
 
 
-def capability_sources(config: Config, home: Home, cwd: Path) -> list[Path]:
+def capability_sources(config: Config, home: Home, project: Path) -> list[Path]:
     """Ordered folders searched for capabilities by name.
 
-    The folders listed in config.yaml come first, then ``./capabilities``
-    in the working directory, then Home's ``capabilities/``.
+    The folders listed in config.yaml come first, then the project's
+    ``capabilities/`` (``project``: the working directory, or the folder above it
+    that holds one), then Home's ``capabilities/``.
     """
     out = configured_sources(config, home)
-    out.append(cwd / "capabilities")
+    out.append(project / "capabilities")
     out.append(home.capabilities_dir)
     unique: list[Path] = []
     for p in out:

@@ -24,6 +24,7 @@ from runtime.problems import Problem
 from runtime.provider import BoundCall, Decision, Inspection, Operation, RunContext
 from runtime.provider.operations import Binding, BindingProblem, Piece
 from runtime.redact import Redactor
+from runtime.text import printable
 
 # The fields of a provider's own (Inspection.record) each step of the plan and execute
 # documents carries, null where the provider gives none: the documents are closed, and
@@ -184,7 +185,8 @@ def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
     where = [p.index for p in steps if p.inspection.problems]
     plural = "s" if len(where) > 1 else ""
     raise UsageError(
-        f"{first.message} (step{plural} {', '.join(map(str, where))}); nothing ran",
+        # one line, as each problem's: a value it quotes may hold a file's lines
+        f"{printable(first.message)} (step{plural} {', '.join(map(str, where))}); nothing ran",
         hint=first.hint,
         problems=problems,
         code=first.code,

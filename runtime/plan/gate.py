@@ -22,6 +22,7 @@ from runtime.problems import Problem
 from runtime.provider import CredentialKind, Decision
 from runtime.provider.programs import ProgramProfile
 from runtime.redact import Redactor
+from runtime.text import printable, shorten
 
 if TYPE_CHECKING:
     from runtime.plan.policy import Policy
@@ -157,16 +158,19 @@ def enforce(plan: Plan, policy: Policy, services: Launches, redactor: Redactor) 
     run: steps that run unconfined because a policy allows it."""
     refused = plan.refused
     if refused:
-        lines = []
-        for s in refused:
-            what = f"{s.label} {' '.join(redactor.text(a) for a in s.args[len(s.operation.words) if s.operation else 0 :])}".strip()
-            reason = f": {s.decision.reason}" if s.decision.reason else ""
-            lines.append(f"step {s.index} ({what}) refused by {s.decision.rule}{reason}")
+        found = [_refusal_line(s, redactor) for s in refused]
+        lines = [line for line, _ in found]
         shown = "`runtime policy show` prints the effective policy and where each rule comes from"
         hint = next((s.decision.hint for s in refused if s.decision.hint), "")
-        raise PolicyRefusal(
-            "; ".join(lines) + "; nothing ran", hint=f"{hint}; {shown}" if hint else shown
-        )
+        if len(lines) == 1:
+            message = f"{lines[0]}; nothing ran"
+        else:  # one line each: six refusals of a step quoting a file are six lines
+            message = f"{len(lines)} steps refused by policy; nothing ran:\n" + "\n".join(
+                f"  {line}" for line in lines
+            )
+        if any(cut for _, cut in found) and plan.capability.document.text:
+            shown += "; `runtime capability plan CAP --output json` shows each step's args whole"
+        raise PolicyRefusal(message, hint=f"{hint}; {shown}" if hint else shown)
     missing = plan.missing_binaries
     if missing:
         # gh for an operation run through it too: found before step 1 runs, not at its step
@@ -178,6 +182,39 @@ def enforce(plan: Plan, policy: Policy, services: Launches, redactor: Redactor) 
             hint="install it, or put it on PATH",
         )
     return _confinement(plan, policy, services)
+
+
+# How much of a refused step's args and reason its line quotes: an arg filled from a file
+# (``--input body=@notes.md``) would otherwise put the whole file in the refusal, each
+# time a step quotes it. Enough for any path a person types, and the reason's head and
+# tail (what is refused, and the root or entry that refuses it).
+REFUSAL_ARG = 80
+REFUSAL_ARGS = 240
+REFUSAL_REASON = 600
+
+
+def _refusal_line(planned: PlannedStep, redactor: Redactor) -> tuple[str, bool]:
+    """``step N (what) refused by RULE: reason`` on one line: control characters escaped
+    (a newline as ``\\n``), the args and the reason shortened, the end of the reason
+    kept (it names the roots or the entry that decides); and whether anything was cut."""
+    n = len(planned.operation.words) if planned.operation else 0
+    args = [printable(redactor.text(a)) for a in planned.args[n:]]
+    short_args = [shorten(a, REFUSAL_ARG) for a in args]
+    what = shorten(" ".join([planned.label, *short_args]), REFUSAL_ARGS)
+    reason = printable(redactor.text(planned.decision.reason or ""))
+    short_reason = _middle(reason, REFUSAL_REASON)
+    line = f"step {planned.index} ({what}) refused by {planned.decision.rule}"
+    line += f": {short_reason}" if short_reason else ""
+    whole = " ".join([planned.label, *args])
+    return line, what != whole or short_reason != reason
+
+
+def _middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters: its head and its tail."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 3) // 2
+    return text[:half] + "..." + text[len(text) - half :]
 
 
 def _confinement(plan: Plan, policy: Policy, services: Launches) -> list[Problem]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from runtime.document.grammar import REFERENCE
+from runtime.document.grammar import REFERENCE, references
 from runtime.document.model import Capability
 from runtime.errors import UsageError
+from runtime.problems import Problem, Severity
 from runtime.reading import position, read_file
-from runtime.text import not_utf8
+from runtime.text import not_utf8, printable, shorten
 
 MAX_INPUT_FILE = 1024 * 1024
 # What substitution may make of a capability's args, in characters: per step, and for the
@@ -26,6 +27,8 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise UsageError(f"--input '{pair}' is not key=value", hint="write --input name=value")
+        if key != key.strip():
+            _refuse_spaced_name(key, value)
         if key in values:
             raise UsageError(f"--input '{key}' is given twice", hint="give each input once")
         if value.startswith("@@"):
@@ -66,6 +69,30 @@ def parse_input_pairs(pairs: list[str], cwd: Path) -> dict[str, str]:
     return values
 
 
+def _refuse_spaced_name(key: str, value: str) -> None:
+    """A name with white space around it (``--input "service = billing"``): the shell kept
+    the spaces, so the name is ``'service '``; said with the spaces shown (quoted), not as
+    an unknown input whose name ends in a space nobody sees. The value is shown only in
+    the suggested fix, and not at all for a secret-named input."""
+    import shlex
+
+    from runtime.redact import SECRET_NAME
+
+    stripped = key.strip()
+    where = (
+        "before and after it"
+        if key[0].isspace() and key[-1].isspace()
+        else ("before it" if key[0].isspace() else "after it")
+    )
+    shown = "VALUE" if SECRET_NAME.search(stripped) else shorten(value.strip(), 40)
+    raise UsageError(
+        f"--input {printable(repr(key))}=...: the input name has white space {where}",
+        hint=f"write no spaces around '=': --input {printable(shlex.quote(f'{stripped}={shown}'))}"
+        " (a value keeps its spaces: --input 'name=two words')",
+        code="input-name-spaces",
+    )
+
+
 def _check_utf8(key: str, value: str) -> None:
     """Refuse a value with bytes that are not UTF-8 (the command line's bytes, kept by
     Python as lone surrogates): no step could write, send or record it as text, so it is
@@ -96,6 +123,99 @@ def check_inputs(cap: Capability, values: Mapping[str, str], *, require: bool = 
             hint=" ".join(f"--input {m}=..." for m in missing),
             code="missing-input",
         )
+    empty = [name for name, decl in cap.inputs.items() if decl.required and values.get(name) == ""]
+    if empty:
+        _refuse_empty(cap, values, empty)
+
+
+def _refuse_empty(cap: Capability, values: Mapping[str, str], empty: list[str]) -> None:
+    """A required input given as ``name=`` (an unset shell variable, ``--input
+    service=$SERVICE``): refused, not taken as supplied, with what an arg built from it
+    would become (``${service}/docs`` as ``/docs``)."""
+    several = len(empty) > 1
+    # an arg that shows the harm best: one the value is only part of (a path it starts)
+    built = [
+        (len(substitute(a.text, values)) == 0, step.index, a.text)
+        for step in cap.steps
+        for a in step.args
+        if any(m.group(1) in empty for m in references(a.text))
+    ]
+    example = ""
+    if built:
+        _, index, arg = min(built)
+        example = (
+            f": step {index}'s '{printable(shorten(arg, 60))}' would be "
+            f"'{printable(shorten(substitute(arg, values), 60))}'"
+        )
+    raise UsageError(
+        f"required input{'s' if several else ''} {', '.join(repr(n) for n in empty)} "
+        f"{'are' if several else 'is'} empty{example}; nothing ran",
+        hint="give "
+        + ("each" if several else "it")
+        + " a value: "
+        + " ".join(f"--input {n}=VALUE" for n in empty)
+        + " (a shell variable that is not set gives an empty one)",
+        code="empty-input",
+    )
+
+
+def unsupplied(cap: Capability, values: Mapping[str, str]) -> dict[str, list[int]]:
+    """Each optional input not supplied, and the steps whose args name it: there it stays
+    literally ``${name}`` (the grammar has no default). An input no step names is left
+    out: nothing stays literal for it."""
+    found: dict[str, list[int]] = {}
+    for name, decl in cap.inputs.items():
+        if decl.required or name in values:
+            continue
+        steps = [
+            s.index
+            for s in cap.steps
+            if any(m.group(1) == name for a in s.args for m in references(a.text))
+        ]
+        if steps:
+            found[name] = steps
+    return found
+
+
+def unsupplied_problems(
+    cap: Capability, values: Mapping[str, str], severity: Severity
+) -> list[Problem]:
+    """:func:`unsupplied`, as problems at each input's declaration: ``info`` while
+    validating (no input is given there), a ``warning`` in plan and execute, an ``error``
+    with ``--strict``."""
+    out: list[Problem] = []
+    for name, steps in unsupplied(cap, values).items():
+        decl = cap.inputs[name]
+        where = f"step{'s' if len(steps) > 1 else ''} {', '.join(map(str, steps))}"
+        ref = "${" + name + "}"
+        if severity == "info":
+            message = f"optional input '{name}': unless supplied, '{ref}' stays literal in {where}"
+            hint = f"supply it (--input {name}=...), or declare it required: true"
+        else:
+            message = f"optional input '{name}' is not supplied: '{ref}' stays literal in {where}"
+            hint = f"supply it: --input {name}=... (--input {name}= for an empty value)"
+            hint += "" if severity == "error" else "; --strict refuses a run that leaves it out"
+        out.append(
+            Problem(cap.path, decl.line, decl.column, severity, "unsupplied-input", message, hint)
+        )
+    return out
+
+
+def refuse_unsupplied(cap: Capability, values: Mapping[str, str]) -> None:
+    """``--strict``: an optional input left out refuses the run (exit 2), naming each."""
+    problems = unsupplied_problems(cap, values, "error")
+    if not problems:
+        return
+    names = list(unsupplied(cap, values))
+    raise UsageError(
+        f"optional input{'s' if len(names) > 1 else ''} not supplied: "
+        f"{', '.join(repr(n) for n in names)}; --strict refuses to leave "
+        f"{'them' if len(names) > 1 else 'it'} literal in the args; nothing ran",
+        hint=" ".join(f"--input {n}=..." for n in names)
+        + " (an empty value: --input NAME=), or run without --strict",
+        problems=problems,
+        code="unsupplied-input",
+    )
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:

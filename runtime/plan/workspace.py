@@ -52,8 +52,17 @@ class Workspace:
         return load_registry()
 
     @cached_property
+    def project(self) -> Path:
+        """The folder whose ``capabilities/`` names are looked up in: the working folder,
+        or the nearest above it that holds one (:func:`runtime.document.catalog.project_folder`).
+        Roots and relative paths are taken from the working folder all the same."""
+        from runtime.document.catalog import project_folder
+
+        return project_folder(self.cwd, self.environ) or self.cwd
+
+    @cached_property
     def sources(self) -> list[Path]:
-        return capability_sources(self.config, self.home, self.cwd)
+        return capability_sources(self.config, self.home, self.project)
 
     @cached_property
     def skipped_sources(self) -> list[tuple[Path, str]]:

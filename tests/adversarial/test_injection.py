@@ -253,6 +253,13 @@ def check_delivery(scene: Scene, value: str, pair: str, tally: Tally, failures: 
         check_option_refused(scene, result, shown, failures)
         check_operands(scene, value, pair, shown, failures)
         return
+    if value == "":
+        # an empty value of a required input is refused before anything runs, naming it
+        ran = scene.records(scene.argv_log)
+        doc = result.json()
+        if result.code != 2 or ran or doc["error"]["code"] != "empty-input":
+            failures.append(f"{shown}: an empty required input: exit {result.code}, ran {ran}")
+        return
     if result.code != 0:
         failures.append(
             f"{shown}: exit {result.code}: {result.stdout[-300:]}{result.stderr[-300:]}"
