@@ -135,7 +135,10 @@ def render_json(found: Validated) -> None:
 
 
 def render_text(found: Validated, format: str) -> None:
-    """Each problem in ``format`` (text, plain or github), then the summary line."""
+    """Each problem in ``format`` (text, plain or github), then the summary line; under
+    ``--quiet`` the problems, and the summary only when something is invalid."""
+    from runtime.cli.session import quiet_mode
+
     for r in found.results:
         lines = r.capability.document.text.splitlines() if r.capability.document.text else None
         hide = r.redactor.text  # as in JSON: no secret of the environment is shown
@@ -151,6 +154,8 @@ def render_text(found: Validated, format: str) -> None:
             else:
                 for line in problem_block(p, lines, hide):
                     out(hide(line), styled=True)
+    if quiet_mode() and found.ok:
+        return
     for line in found.not_files:
         out(line)
     without_block = len(found.skipped) - len(found.not_files)
