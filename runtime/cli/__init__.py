@@ -111,7 +111,7 @@ class LazyGroup(TyperGroup):
             from runtime.cli.provider_cmd import provider_app
 
             sub = provider_app(cmd_name)
-        command = finish(typer.main.get_command(sub))
+        command = finish(typer.main.get_command(sub), operation=cmd_name not in COMMANDS)
         command.name = cmd_name
         return command
 
@@ -159,8 +159,8 @@ def _root(
 ) -> None:
     """Run capabilities (Markdown files with one runtime block) deterministically and safely.
 
-    The global options (-o/--output, --log-level, --log-format; set by LazyGroup) may also
-    follow the command."""
+    The global options (-o/--output, -q/--quiet, --log-level, --log-format; set by
+    LazyGroup) may also follow the command."""
     start_log(STATE.log_level, STATE.log_format)
 
 

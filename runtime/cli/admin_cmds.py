@@ -260,6 +260,55 @@ def _shown(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+# a step's arguments in a record's line are cut here (the JSON output has them whole)
+SHOWN_ARGS = 200
+
+
+def _record_line(r: dict[str, Any]) -> str:
+    """A record on one line: when, which run, what happened (the capability, the step, its
+    arguments, redacted when they were recorded), and how it ended. Any field may be of
+    another type in a damaged or hand-edited log: it shows as its JSON."""
+    from runtime.cli.reporters import short_args
+    from runtime.text import printable
+
+    parts = [_shown(r.get("time", "")), _shown(r.get("run_id", "")), _shown(r.get("event", "?"))]
+    if r.get("capability") is not None:
+        parts.append(_shown(r["capability"]))
+    if r.get("event") == "run.start" and isinstance(r.get("steps"), int):
+        parts.append(f"{r['steps']} step{'s' if r['steps'] != 1 else ''}")
+    inputs = r.get("inputs")
+    if isinstance(inputs, dict) and inputs:
+        parts.append("inputs " + ", ".join(f"{k}={_shown(v)!r}" for k, v in inputs.items()))
+    elif inputs:
+        parts.append(f"inputs {_shown(inputs)}")
+    if "step" in r:
+        parts.append(f"step {_shown(r['step'])}")
+    if "target" in r:
+        what = _shown(r["target"])
+        args = r.get("args")
+        if isinstance(args, list) and all(isinstance(a, str) for a in args):
+            words = r.get("operation")
+            skip = len(words.split()) if isinstance(words, str) and r.get("provider") else 0
+            if args[skip:]:
+                what += " " + short_args(args[skip:], SHOWN_ARGS)
+        elif args is not None:
+            what += " " + _shown(args)
+        parts.append(what)
+    if "status" in r:
+        parts.append(_shown(r["status"]))
+    if r.get("event") == "run.end" and isinstance(r.get("steps"), int) and "ok" in r:
+        parts.append(f"{_shown(r['ok'])}/{r['steps']} steps ok")
+    if r.get("exit_code") is not None:
+        parts.append(f"exit {_shown(r['exit_code'])}")
+    if r.get("http_status") is not None:
+        parts.append(f"http {_shown(r['http_status'])}")
+    for why in ("error", "reason"):
+        if r.get(why):
+            parts.append(_shown(r[why]))
+    # a field's newline (a refusal quoting a file) is escaped: one line per record
+    return "  ".join(printable(p) for p in parts)
+
+
 def _render_records(
     records: list[dict[str, Any]], path: Path, states: dict[str, str], skipped: list[Skipped]
 ) -> None:
@@ -288,22 +337,7 @@ def _render_records(
         out(f"no audit records in {path}")
         return
     for r in records:
-        parts = [
-            _shown(r.get("time", "")),
-            _shown(r.get("run_id", "")),
-            _shown(r.get("event", "?")),
-        ]
-        if "step" in r:
-            parts.append(f"step {_shown(r['step'])}")
-        if "target" in r:
-            parts.append(_shown(r["target"]))
-        if "status" in r:
-            parts.append(_shown(r["status"]))
-        if r.get("exit_code") is not None:
-            parts.append(f"exit {_shown(r['exit_code'])}")
-        if r.get("reason"):
-            parts.append(_shown(r["reason"]))
-        out("  ".join(parts))
+        out(_record_line(r))
     for run_id, state in states.items():
         why = (
             "its process is still running"

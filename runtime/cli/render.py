@@ -58,6 +58,21 @@ def step_ranges(ranges: Iterable[Sequence[int]]) -> str:
     return f"step {text}" if one else f"steps {text}"
 
 
+def steps_named(indices: Iterable[int]) -> str:
+    """``step 3``, ``steps 3, 4``, ``steps 5-131``: three or more in a row as a range (a
+    run stopped at step 4 of 131 says so on one line)."""
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    pairs: list[tuple[int, int]] = []
+    for a, b in runs:
+        pairs += [(a, a), (b, b)] if b == a + 1 else [(a, b)]
+    return step_ranges(pairs)
+
+
 def out(text: str = "", *, styled: bool = False) -> None:
     sys.stdout.write((text if styled else printable(text, "\n\t")) + "\n")
 

@@ -3,9 +3,14 @@
 The engine calls a reporter as the run goes (``run_started``, then each
 step's ``step_started``, ``step_output`` and ``step_finished``):
 :class:`TextReporter` for people (progress on stderr, each step's output on
-stdout), :class:`RawReporter` for ``--output raw`` (the last step's bytes,
-for piping), :class:`QuietReporter` for JSON (the document at the end says
-it all). The commands that pick one are :mod:`runtime.cli.run_cmds`.
+stdout; under ``--quiet``, for cron, no progress: stderr has only warnings and
+failures, as under raw), :class:`RawReporter` for ``--output raw`` (the last step's bytes, for
+piping), :class:`QuietReporter` for JSON (the document at the end says it
+all). Each says the capability's warnings before the first step
+(:func:`_warn`). The commands that pick one are :mod:`runtime.cli.run_cmds`.
+
+Once the reader of stdout has gone (``| head -1``), a reporter says nothing more:
+the run ends as a program SIGPIPE ends (:func:`_emit`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,13 @@ if TYPE_CHECKING:
 def short_args(args: list[str], limit: int = 80) -> str:
     text = shlex.join(args)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def step_label(planned: PlannedStep, total: int, redactor: Redactor) -> str:
+    """``[2/6] files write n/a.txt hello``: a step as its progress line names it."""
+    shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
+    args = short_args([redactor.text(a) for a in shown])
+    return printable(f"[{planned.index}/{total}] {planned.label} {args}".rstrip())
 
 
 def _emit(stream: TextIO, text: str) -> None:
@@ -92,6 +104,8 @@ def _failure_lines(result: StepResult, redactor: Redactor, indent: str) -> str:
 class TextReporter:
     """Progress and status on stderr, one line per step as it starts and ends (as gh
     reports what it does); each step's output on stdout, ending with a newline.
+    ``quiet`` (``--quiet``): no progress, so stderr has only the warnings, what the
+    programs write there, and a failed step (its line, error and hint), as under raw.
 
     It writes to the streams itself (a step's output as it comes), so it escapes what it
     shows itself (:func:`runtime.text.printable`): a step's output keeps its lines and
@@ -99,10 +113,11 @@ class TextReporter:
     the JSON and raw outputs.
     """
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor, *, quiet: bool = False) -> None:
         import threading
 
         self.redactor = redactor
+        self.quiet = quiet
         self.open_line = False
         # the stream the step's streamed output left without a final newline, if any
         self.unterminated: TextIO | None = None  # the stream a line was left open on
@@ -113,7 +128,10 @@ class TextReporter:
         self.whole_lines = Logger.enabled(ERROR)
         # live progress (elapsed seconds on the open line) only on a terminal
         self.live = (
-            not self.whole_lines and sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+            not quiet
+            and not self.whole_lines
+            and sys.stderr.isatty()
+            and os.environ.get("TERM") != "dumb"
         )
         from runtime.cli.render import colour_enabled
 
@@ -149,17 +167,14 @@ class TextReporter:
     def run_started(self, warnings: list[Problem]) -> None:
         _warn(warnings)
 
-    def _label(self, planned: PlannedStep, total: int) -> str:
-        shown = planned.args[len(planned.operation.words) :] if planned.operation else planned.args
-        args = short_args([self.redactor.text(a) for a in shown])
-        return printable(f"[{planned.index}/{total}] {planned.label} {args}".rstrip())
-
     def step_started(self, planned: PlannedStep, total: int) -> None:
-        self.line = self._label(planned, total)
+        self.line = step_label(planned, total, self.redactor)
+        self.unterminated = None
+        if self.quiet:  # said only if the step fails
+            return
         # flushed: a pipe (a CI log) sees which step is running, not only its end
         _emit(sys.stderr, self.line + (" ...\n" if self.whole_lines else " ..."))
         self.open_line = not self.whole_lines
-        self.unterminated = None
         if self.live:
             import threading
             import time
@@ -183,6 +198,11 @@ class TextReporter:
 
     def step_finished(self, result: StepResult, total: int) -> None:
         self._stop_ticker()
+        if reader_gone():  # the step was stopped for it: a newline ends its open line
+            if self.open_line:
+                _emit(sys.stderr, "\n")
+                self.open_line = False
+            return
         status = result.status
         if self.colour:
             from runtime.cli.render import paint
@@ -194,14 +214,17 @@ class TextReporter:
         else:
             if self.unterminated is not None:
                 _emit(self.unterminated, "\n")
-            _emit(sys.stderr, f"[{result.planned.index}/{total}] {status} {timing}\n")
+            if not self.quiet:
+                _emit(sys.stderr, f"[{result.planned.index}/{total}] {status} {timing}\n")
+            elif result.failure is not None:  # its first line: name it whole
+                _emit(sys.stderr, f"{self.line} {status} {timing}\n")
         self.open_line = False
         outcome = result.outcome
         if outcome is not None and outcome.output and not outcome.streamed:
             lines = self.redactor.text(outcome.output).splitlines()  # \r too: no overwriting
             _emit(sys.stdout, "".join(printable(line, "\t") + "\n" for line in lines))
         notes = ""
-        if outcome is not None and outcome.truncated:
+        if outcome is not None and outcome.truncated and not self.quiet:
             notes += f"    (output was {outcome.output_bytes} bytes; kept its head and tail)\n"
         notes += _failure_lines(result, self.redactor, "    ")
         if notes:
@@ -240,6 +263,8 @@ class RawReporter:
                 self._bytes(result.planned.index, outcome.raw)
             else:  # text: its bytes, UTF-8 as runtime read them, whatever stdout's encoding
                 _emit_bytes(_utf8_bytes(self.redactor.text(outcome.output)))
+        if reader_gone():  # the step was stopped for it: nothing to say
+            return
         lines = _failure_lines(result, self.redactor, "")
         if lines:
             _emit(sys.stderr, lines)
@@ -260,6 +285,8 @@ class RawReporter:
 
 
 class QuietReporter:
+    """JSON: nothing while the run goes; the document at the end has it all."""
+
     def __init__(self, redactor: Redactor) -> None:
         pass
 

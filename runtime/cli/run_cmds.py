@@ -6,21 +6,25 @@ rendered; what a run reports while its steps run is :mod:`runtime.cli.reporters`
 
 from __future__ import annotations
 
+import shlex
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
-from runtime.cli.render import emit_json, err, out, out_wrapped, plural, step_ranges
-from runtime.cli.reporters import QuietReporter, RawReporter, TextReporter, short_args
+from runtime.cli.render import emit_json, err, out, out_wrapped, plural, steps_named
+from runtime.cli.reporters import QuietReporter, RawReporter, TextReporter
 from runtime.cli.session import (
     ensure_home,
     json_mode,
+    quiet_mode,
     raw_mode,
+    reader_gone,
     workspace,
 )
 from runtime.errors import ExitCode
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from runtime.document.model import Capability
     from runtime.execute.engine import RunResult
     from runtime.pipeline import Run
-    from runtime.plan.build import Plan
+    from runtime.plan.build import Plan, PlannedStep
     from runtime.plan.workspace import Workspace
     from runtime.preflight.report import Report
     from runtime.provider import Provider
@@ -41,6 +45,10 @@ INPUT_HELP = (
     "An input as key=value (repeatable; the value may contain '='; key=@file reads a file)."
 )
 RUNNER_HELP = "A capability this runner offers (repeatable; for runnerCapability requirements)."
+VERBOSE_HELP = (
+    "each step's operation, program, policy rule and notes, and the preflight's full "
+    "table (by default: one line per step and a preflight summary)."
+)
 STRICT_HELP = (
     "Count Unknown readiness as not ready, except what runtime can never check "
     "(MDA tools and model, packages it cannot find)."
@@ -63,11 +71,6 @@ def _timeout(value: str | None) -> float | None:
             "policy's timeout_seconds applies",
         )
     return seconds
-
-
-def _steps(indices: list[int]) -> str:
-    """``step 3``, ``steps 3, 4``."""
-    return step_ranges((i, i) for i in indices)
 
 
 # Signals that would end the process on the spot: while steps run, each becomes an exception
@@ -117,33 +120,36 @@ def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
     }
 
 
-def render_plan_text(prepared: Run) -> None:
+def render_plan_text(prepared: Run, *, verbose: bool = False) -> None:
+    """The plan: one line per step (``verbose``: each step's details); under ``--quiet``
+    only the steps something stands in the way of, and the warnings."""
+    from runtime.cli.plan_text import fits, print_step_lines, step_details, step_lines
+
     cap, plan = _planned(prepared)
     red = prepared.redactor
-    out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
-    # a name found in a capabilities/ folder above: its paths still start here
-    out(f"  working folder: {prepared.ws.cwd} (the roots and relative paths start here)")
-    for key, value in red.inputs(prepared.inputs).items():
-        out(f"  input {key} = {value!r}")
+    quiet = quiet_mode()
     total = len(plan.steps)
-    for s in plan.steps:
+
+    def label(s: PlannedStep) -> str:
         shown = s.args[len(s.operation.words) :] if s.operation else s.args
-        out(
-            f"[{s.index}/{total}] {s.label} {short_args([red.text(a) for a in shown], 200)}".rstrip()
-        )
-        if s.binary is not None:
-            out(f"      binary: {s.binary_path or '(not found on PATH)'}")
-        else:
-            out(
-                f"      operation: {s.operation.name if s.operation else '?'}  transport: {s.transport}  effect: {s.effect}"
-            )
-            if s.program is not None:
-                out(f"      program: {s.binary_path or f'{s.program} (not found on PATH)'}")
-        verdict = "allowed" if s.decision.allowed else "REFUSED"
-        reason = f": {s.decision.reason}" if s.decision.reason else ""
-        out(f"      policy: {verdict} [{s.decision.rule}]{reason}")
-        for note in s.inspection.notes:
-            out(f"      note: {red.text(note)}")
+        return f"[{s.index}/{total}] {s.label} {shlex.join(red.text(a) for a in shown)}".rstrip()
+
+    if not quiet:
+        out(f"plan for {cap.path} (sha256 {cap.sha256[:12]})")
+        # a name found in a capabilities/ folder above: its paths still start here (said
+        # always with --verbose; by default when the file is not below the working folder)
+        cwd = prepared.ws.cwd
+        if verbose or not Path(cap.path).resolve().is_relative_to(cwd.resolve()):
+            out(f"  working folder: {cwd} (the roots and relative paths start here)")
+        for key, value in red.inputs(prepared.inputs).items():
+            line = f"  input {key} = {value!r}"
+            out(line if verbose else fits(line))
+    if verbose and not quiet:
+        for s in plan.steps:
+            out(label(s))
+            step_details(s, red)
+    else:  # each line cut to the terminal's width; --verbose has the arguments whole
+        print_step_lines(step_lines(plan.steps, label, quiet=quiet))
     for p in prepared.warnings:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
 
@@ -181,7 +187,9 @@ def _plan_exit(plan: Plan) -> int:
     return 0
 
 
-def show_plan(prepared: Run, command: str) -> int:
+def show_plan(prepared: Run, command: str, *, verbose: bool = False) -> int:
+    """The plan as JSON, or as text: short, or whole with ``verbose``; under ``--quiet``
+    only what stands in the way of a run."""
     _, plan = _planned(prepared)
     code = _plan_exit(plan)
     report = prepared.report
@@ -195,17 +203,23 @@ def show_plan(prepared: Run, command: str) -> int:
         }
         emit_json(doc)
     else:
-        render_plan_text(prepared)
-        if report is not None:
-            render_preflight_text(report, heading="preflight (offline, no version probes):")
+        render_plan_text(prepared, verbose=verbose)
+        heading = "preflight (offline, no version probes):"
+        if report is not None and verbose and not quiet_mode():
+            render_preflight_text(report, heading=heading)
+        elif report is not None:
+            from runtime.cli.plan_text import preflight_summary
+
+            preflight_summary(report, heading, quiet=quiet_mode())
         if code == int(ExitCode.POLICY_REFUSED):
             out(
                 f"{plural(len(plan.refused), 'step')} would be refused by policy; nothing would run"
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
             out("a program is missing on PATH; nothing would run")
-        else:
-            out(f"{plural(len(plan.steps), 'step')} planned; nothing was run")
+        elif not quiet_mode():
+            more = "" if verbose else " (--verbose: each step's rule and every check)"
+            out(f"{plural(len(plan.steps), 'step')} planned; nothing was run{more}")
     return code
 
 
@@ -213,8 +227,12 @@ def execute_run(run: Run) -> int:
     """Walk ``run`` (Mode.EXECUTE) to the end, following its steps; render the result."""
     from runtime.pipeline import record, walk
 
-    reporter = QuietReporter if json_mode() else RawReporter if raw_mode() else TextReporter
-    run.reporter = reporter(run.redactor)
+    if json_mode():
+        run.reporter = QuietReporter(run.redactor)
+    elif raw_mode():
+        run.reporter = RawReporter(run.redactor)
+    else:
+        run.reporter = TextReporter(run.redactor, quiet=quiet_mode())
     with _signals_as_exceptions():
         walk(run, until=record)
     result = run.result
@@ -231,10 +249,10 @@ def _render_run(prepared: Run, result: RunResult) -> None:
     failed = result.failed_step
     applied_note = None
     if failed is not None and ok_count:
-        done = [str(r.planned.index) for r in result.results if r.status == "ok"]
+        done = [r.planned.index for r in result.results if r.status == "ok"]
         applied_note = (
-            f"{'step' if len(done) == 1 else 'steps'} {', '.join(done)} "
-            f"{'stays' if len(done) == 1 else 'stay'} applied: capabilities are not transactional"
+            f"{steps_named(done)} {'stays' if len(done) == 1 else 'stay'} applied: "
+            "capabilities are not transactional"
         )
     if json_mode():
         cap, _ = _planned(prepared)
@@ -258,21 +276,26 @@ def _render_run(prepared: Run, result: RunResult) -> None:
                 "warnings": [p.to_json() for p in prepared.warnings],
             }
         )
+    elif reader_gone():
+        # the reader of stdout went away (`| head -1`): the run ends as a program SIGPIPE
+        # ends, saying nothing; its progress so far stands, the audit log has the rest
+        return
     elif failed is None and result.exit_code == 0:
-        if not raw_mode():  # raw: stdout holds the result, and all went well
+        # raw: stdout holds the result, and all went well; quiet: only failures are said
+        if not raw_mode() and not quiet_mode():
             err(f"ok: {ok_count}/{total} steps succeeded (run {result.run_id})")
     elif failed is None:
         # stopped between steps, no step failing (a signal, the reader of stdout gone)
         line = f"{result.status}: {ok_count}/{total} steps succeeded"
         if not_run:
-            line += f"; {_steps(not_run)} not run"
+            line += f"; {steps_named(not_run)} not run"
         err(line + f" (run {result.run_id})")
     else:
         line = (
             f"{result.status}: step {failed.planned.index} ({failed.planned.label}) {failed.status}"
         )
         if not_run:
-            line += f"; {_steps(not_run)} not run"
+            line += f"; {steps_named(not_run)} not run"
         err(line + f" (run {result.run_id})")
         if applied_note:
             err(f"note: {applied_note}")
@@ -297,10 +320,18 @@ def execute_cmd(
     ),
     strict: bool = typer.Option(False, "--strict", help=EXECUTE_STRICT_HELP),
     runner_capability: list[str] = typer.Option(None, "--runner-capability", help=RUNNER_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="With --dry-run: " + VERBOSE_HELP),
 ) -> None:
     """Run a capability's steps in order, stopping at the first failure (after an offline preflight)."""
+    from runtime.errors import UsageError
     from runtime.pipeline import Mode, capability_run, preflight, walk
 
+    if verbose and not dry_run:
+        raise UsageError(
+            "--verbose is for the plan: it goes with --dry-run",
+            hint=f"`runtime capability execute {shlex.quote(name)} --dry-run --verbose` shows "
+            "the plan whole; a run prints the same lines without it",
+        )
     seconds = _timeout(timeout)
     ws = workspace()
     ensure_home(ws)
@@ -313,7 +344,7 @@ def execute_cmd(
             ),
             until=preflight,
         )
-        raise typer.Exit(show_plan(run, "capability execute --dry-run"))
+        raise typer.Exit(show_plan(run, "capability execute --dry-run", verbose=verbose))
     run = capability_run(
         ws,
         name,
@@ -334,6 +365,7 @@ def plan_cmd(
     inputs: list[str] = typer.Option(
         None, "--input", "-i", help=INPUT_HELP, autocompletion=input_names
     ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show " + VERBOSE_HELP),
 ) -> None:
     """Show exactly what execute would do, with each policy decision. Causes no side effect."""
     from runtime.pipeline import Mode, capability_run, preflight, walk
@@ -341,7 +373,7 @@ def plan_cmd(
     ws = workspace()
     ensure_home(ws)
     run = walk(capability_run(ws, name, Mode.PLAN, input_pairs=inputs or []), until=preflight)
-    raise typer.Exit(show_plan(run, "capability plan"))
+    raise typer.Exit(show_plan(run, "capability plan", verbose=verbose))
 
 
 command_app = typer.Typer(
@@ -444,6 +476,10 @@ def preflight_cmd(
                 **report.to_json(),
             }
         )
+    elif quiet_mode():  # what is not ready, and the warnings; nothing when all is
+        from runtime.cli.plan_text import preflight_summary
+
+        preflight_summary(report, f"preflight of {cap.path}:", quiet=True)
     else:
         mode = " (live)" if live else " (offline)"
         render_preflight_text(report, heading=f"preflight of {cap.path}{mode}:")

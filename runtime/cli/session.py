@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 class _State:
     output: str = "text"
+    quiet: bool = False  # -q/--quiet: only warnings and failures on stderr
     log_level: str | None = None  # --log-level, where given (else RUNTIME_LOG_LEVEL)
     log_format: str | None = None
     lost: OSError | None = None  # why stdout could not be written (see _Guard)
@@ -29,6 +30,7 @@ class _State:
     def reset(self) -> None:
         """A new command line (the tests call main() many times in one process)."""
         self.output, self.log_level, self.log_format, self.lost = "text", None, None, None
+        self.quiet = False
 
 
 STATE = _State()
@@ -42,6 +44,13 @@ def raw_mode() -> bool:
     """``--output raw``: a run prints its last step's output exactly (other commands print
     text)."""
     return STATE.output == "raw"
+
+
+def quiet_mode() -> bool:
+    """``-q``/``--quiet`` in text mode: stderr gets only warnings and failures, as under
+    raw (cron mails whatever a job prints); a run's steps still print on stdout. JSON
+    and raw print what they always do: the document, the last step's output."""
+    return STATE.quiet and STATE.output == "text"
 
 
 def workspace() -> Workspace:

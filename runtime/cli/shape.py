@@ -3,9 +3,10 @@
 Typer turns each command module's app into click commands; :func:`finish` then
 gives the whole tree the conventions people type and read by:
 
-- the global options (``--output``/``-o``, ``--log-level``, ``--log-format``) are
-  accepted after the command too (``runtime capability execute X -o json``), as gh
-  accepts its flags anywhere;
+- the global options (``--output``/``-o``, ``--quiet``/``-q``, ``--log-level``,
+  ``--log-format``) are accepted after the command too (``runtime capability execute X
+  -o json``), as gh accepts its flags anywhere; after a provider's operation ``-q`` is
+  the operation's own (gh's ``--jq``), so there runtime's is ``--quiet``;
 - a usage line names its arguments as click and git do (``NAME``,
   ``[NAME]``, ``TARGETS...``, ``[ARGS]...``), not typer's ``{name}``;
 - the shell-completion options appear once, on ``runtime`` itself.
@@ -58,10 +59,16 @@ def _set_log(ctx: click.Context, param: click.Parameter, value: str | None) -> N
         start_log(STATE.log_level, STATE.log_format)
 
 
-def global_options(*, root: bool) -> list[TyperOption]:
-    """``-o/--output``, ``--log-level``, ``--log-format``: on ``runtime`` itself (with the
-    output's default and environment variable), and on every command, given there only,
-    so that what comes later on the line wins."""
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # a command's copy, not given, leaves what came before
+        STATE.quiet = True
+
+
+def global_options(*, root: bool, operation: bool = False) -> list[TyperOption]:
+    """``-o/--output``, ``-q/--quiet``, ``--log-level``, ``--log-format``: on ``runtime``
+    itself (with the output's default and environment variable), and on every command,
+    given there only, so that what comes later on the line wins. ``operation``: a
+    provider's direct call, whose arguments may hold the program's own ``-q``."""
     output = TyperOption(
         param_decls=["-o", "--output"],
         metavar="[" + "|".join(OUTPUTS) + "]",
@@ -76,6 +83,18 @@ def global_options(*, root: bool) -> list[TyperOption]:
         "last step's output exactly, for piping; other commands print text)."
         if root
         else "Output format, as `runtime --output`: text, json or raw.",
+    )
+    quiet = TyperOption(
+        param_decls=["--quiet"] if operation else ["-q", "--quiet"],
+        is_flag=True,
+        default=False,
+        expose_value=False,
+        callback=_set_quiet,
+        help="For cron: stderr gets only warnings and failures (no progress, no summary); "
+        "what steps print stays on stdout; plan, validate and preflight print only what "
+        "is wrong. -o json and -o raw print what they always do."
+        if root
+        else "As `runtime --quiet`: only warnings and failures on stderr.",
     )
     level = TyperOption(
         param_decls=["--log-level", "log_level"],
@@ -93,7 +112,7 @@ def global_options(*, root: bool) -> list[TyperOption]:
         help="How diagnostic events are written: console (one aligned line each) or json "
         "(one JSON object per line).  [env var: RUNTIME_LOG_FORMAT; default: console]",
     )
-    return [output, level, fmt]
+    return [output, quiet, level, fmt]
 
 
 class _Argument(TyperArgument):
@@ -106,8 +125,9 @@ class _Argument(TyperArgument):
         return var + ("..." if self.nargs != 1 else "")
 
 
-def finish(command: C, *, root: bool = False) -> C:
-    """Give ``command`` and everything below it the conventions above; returns it."""
+def finish(command: C, *, root: bool = False, operation: bool = False) -> C:
+    """Give ``command`` and everything below it the conventions above; returns it.
+    ``operation``: ``command`` is a provider's (``runtime github ...``)."""
     if not root:
         command.params = [p for p in command.params if p.name not in _COMPLETION_PARAMS]
     for param in command.params:
@@ -117,7 +137,7 @@ def finish(command: C, *, root: bool = False) -> C:
         for sub in command.commands.values():
             finish(sub)
     elif not any("--output" in getattr(p, "opts", ()) for p in command.params):
-        command.params.extend(global_options(root=False))
+        command.params.extend(global_options(root=False, operation=operation))
     return command
 
 

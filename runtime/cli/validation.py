@@ -144,7 +144,10 @@ def _capability_json(r: Run) -> dict[str, Any]:
 
 
 def render_text(found: Validated, format: str) -> None:
-    """Each problem in ``format`` (text, plain or github), then the summary line."""
+    """Each problem in ``format`` (text, plain or github), then the summary line; under
+    ``--quiet`` the problems, and the summary only when something is invalid."""
+    from runtime.cli.session import quiet_mode
+
     for r in found.results:
         assert r.capability is not None  # walked to validate
         text = r.capability.document.text
@@ -162,6 +165,8 @@ def render_text(found: Validated, format: str) -> None:
             else:
                 for line in problem_block(p, lines, hide):
                     out(hide(line), styled=True)
+    if quiet_mode() and found.ok:
+        return
     for line in found.not_files:
         out(line)
     without_block = len(found.skipped) - len(found.not_files)

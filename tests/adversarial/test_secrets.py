@@ -426,6 +426,7 @@ def run_everything(s: Scene) -> None:
         s.run("capability", "validate", name)
     for name in ("ok.md", "gh.md", "refused.md", "invalid.md"):
         s.run("capability", "plan", name)
+        s.run("capability", "plan", name, "--verbose")
         s.run("capability", "execute", name, "--dry-run")
     for name, code in (("ok.md", 0), ("not-found.md", 1), ("echo.md", 0), ("gh.md", 0)):
         s.run("capability", "execute", name, expect=code)

@@ -482,7 +482,7 @@ def test_sigkill_of_runtime_takes_the_step_along_and_the_run_shows_abandoned(
     assert pre.code == 0, pre.stdout + pre.stderr
     check = next(c for c in pre.json()["checks"] if c["id"] == "confinement")
     assert (check["readiness"] == "True") is confined, check["reason"]
-    plan = cli_proc("capability", "plan", "cap.md", extra_env=extra)
+    plan = cli_proc("capability", "plan", "cap.md", "--verbose", extra_env=extra)
     assert plan.code == 0, plan.stdout + plan.stderr
     assert f"binary: {sleep_path}\n" in plan.stdout, plan.stdout
 

@@ -241,6 +241,44 @@ def test_a_refusal_record_holds_no_secret(cli, work: Path, home: Path) -> None:
 # -- reading it ---------------------------------------------------------------------------
 
 
+def test_tail_says_what_each_record_ran_on_one_line(cli, work: Path, home: Path) -> None:
+    """Issue 29: a line per record with the capability, the step, its arguments (redacted)
+    and the outcome; run.start names the capability, its steps and inputs."""
+    secret = "hunter2-very-secret-value"
+    body = (
+        "version: v1\ninputs:\n  note:\n    required: true\nworkflow:\n"
+        '  - provider: files\n    args: [write, notes/a.txt, "${note}"]\n'
+        "  - binary: git\n    args: [--version]\n"
+        "  - provider: files\n    args: [read, notes/missing.txt]\n"
+    )
+    write(work / "job.md", capability(body))
+    (work / "notes").mkdir()
+    env = {"MY_API_TOKEN": secret}
+    ran = cli("capability", "execute", "job.md", "-i", f"note=the {secret}", extra_env=env)
+    assert ran.code == 1, ran.stderr  # step 3: no such file
+    assert cli("files", "read", f"/etc/{secret}", extra_env=env).code == 3
+    result = cli("audit", "tail", "-n", "20")
+    assert result.code == 0, result.stderr
+    assert secret not in result.stdout
+    lines = [line.split("  ")[2:] for line in result.stdout.splitlines()]
+    assert lines[0] == ["run.start", "job.md", "3 steps", "inputs note='the [REDACTED]'"]
+    assert lines[1] == ["step.start", "step 1", "files write"]
+    assert lines[2] == [
+        "step",
+        "job.md",
+        "step 1",
+        "files write notes/a.txt 'the [REDACTED]'",
+        "ok",
+    ]
+    assert lines[4] == ["step", "job.md", "step 2", "git --version", "ok", "exit 0"]
+    assert lines[6][:5] == ["step", "job.md", "step 3", "files read notes/missing.txt", "failed"]
+    assert lines[6][5].startswith("no such file: 'notes/missing.txt'")
+    assert lines[7] == ["run.end", "job.md", "failed", "2/3 steps ok", "exit 1"]
+    assert lines[8][:4] == ["run.refused", "runtime files", "policy-refused", "exit 3"]
+    assert "outside the read root" in lines[8][4]
+    assert len(lines) == 9
+
+
 @pytest.mark.parametrize("n", ["0", "-1", "1000001", "99999999999999999999"])
 def test_tail_takes_a_count_in_its_range(cli, home: Path, n: str) -> None:
     assert cli("files", "list", ".").code == 0  # records to show: "no records" would be false
@@ -276,7 +314,9 @@ def test_lines_that_hold_no_record_are_skipped_and_counted(cli, home: Path) -> N
         result = cli(*args)
         assert result.code == 0, result.stderr
         assert note in result.stderr
-        assert result.stdout.startswith('t0  r1  run.start  step null  ["x"]  5  exit {"a": 1}')
+        assert result.stdout.startswith(
+            't0  r1  run.start  step null  ["x"]  5  exit {"a": 1}  [1]'
+        )
         assert "run r1: abandoned" in result.stdout
         doc = cli("--output", "json", *args).json()
         check_schema(doc, "audit")

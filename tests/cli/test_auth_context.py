@@ -560,7 +560,7 @@ def test_repo_list_takes_org_from_the_context(
     assert "octocat/dotfiles" not in result.stdout
 
     cap = _plan_capability(work)
-    plan = run("capability", "plan", str(cap), extra_env=env)
+    plan = run("capability", "plan", str(cap), "--verbose", extra_env=env)
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "note: ORG = acme (from context 'work')" in plan.stdout
     assert f"note: host {gh.host} (context 'work')" in plan.stdout
@@ -587,7 +587,7 @@ def test_repo_list_without_a_context_org_lists_your_own(
     assert [r.path.partition("?")[0] for r in gh.requests] == ["/user/repos"]
     assert "octocat/dotfiles" in result.stdout
 
-    plan = run("capability", "plan", str(_plan_capability(work)), extra_env=env)
+    plan = run("capability", "plan", str(_plan_capability(work)), "-v", extra_env=env)
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "note: no ORG and no context organization: GET /user/repos" in plan.stdout
     assert "ORG = " not in plan.stdout

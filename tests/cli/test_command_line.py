@@ -282,7 +282,7 @@ def test_lineage_of_one_step_says_step(cli: Cli, work: Path) -> None:
 
 def test_plan_says_which_rule_allowed_a_step(cli: Cli, work: Path) -> None:
     write(work / "cap.md", capability(LIST_STEP))
-    result = cli("capability", "plan", "cap.md")
+    result = cli("capability", "plan", "cap.md", "--verbose")
     assert result.code == 0, result.stderr
     assert "policy: allowed [no denied_operations entry matches]" in result.stdout
     assert "allowed by" not in result.stdout

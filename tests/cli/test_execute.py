@@ -686,7 +686,8 @@ def test_plan_and_dry_run_cause_no_side_effect(
     assert all(s["decision"]["allowed"] for s in doc["steps"])
     dry = cli("capability", "execute", "--dry-run", "cap.md", "--input", "dir=new")
     assert dry.code == 0
-    assert "[2/4] files write new/a.txt x" in dry.stdout and "policy: allowed" in dry.stdout
+    line = next(s for s in dry.stdout.splitlines() if s.startswith("[2/4] "))
+    assert line.split() == ["[2/4]", "files", "write", "new/a.txt", "x", "write", "allowed"]
     assert _snapshot(work) == before_work
     assert _snapshot(home) == before_home
 
@@ -698,7 +699,10 @@ def test_dry_run_shows_refusals_with_exit_3(cli, work: Path) -> None:
     )
     result = cli("capability", "execute", "--dry-run", "cap.md")
     assert result.code == 3
-    assert "policy: REFUSED [write_roots (default)]" in result.stdout
+    assert "      refused by write_roots (default): " in result.stdout
+    verbose = cli("capability", "execute", "--dry-run", "cap.md", "--verbose")
+    assert verbose.code == 3
+    assert "policy: REFUSED [write_roots (default)]" in verbose.stdout
 
 
 # -- direct calls --------------------------------------------------------------------------

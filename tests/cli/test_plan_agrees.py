@@ -50,7 +50,7 @@ def test_plan_names_the_program_of_a_refused_step(cli, work: Path) -> None:
             "version: v1\nworkflow:\n  - binary: git\n    args: [-c, core.pager=less, log]\n"
         ),
     )
-    result = cli("capability", "plan", "cap.md")
+    result = cli("capability", "plan", "cap.md", "--verbose")
     assert result.code == 3
     assert "binary: (not found on PATH)" not in result.stdout
     git = next(p for p in os.environ["PATH"].split(os.pathsep) if Path(p, "git").is_file())

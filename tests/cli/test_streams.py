@@ -130,15 +130,71 @@ def test_a_gone_reader_does_not_hide_a_failure(cli_proc, work: Path, gone_reader
     assert result.code == 2, result.stderr
 
 
-def test_a_run_stopped_by_a_gone_reader_does_not_say_ok(
+def test_a_run_stopped_by_a_gone_reader_says_nothing_of_it(
     cli_proc, work: Path, gone_reader: int
 ) -> None:
     """`runtime capability execute two-reads.md | head -1`: the first step's output finds
-    no reader, the run stops before step 2 with 141, and its summary says so."""
+    no reader, the run stops before step 2 with 141, and says no more, as a program ended
+    by SIGPIPE; the audit log has the run, terminated."""
     write(work / "big.txt", "line\n" * 1000)
     step = "  - provider: files\n    args: [read, big.txt]\n"
     write(work / "two.md", capability("version: v1\nworkflow:\n" + step * 2))
     result = cli_proc("capability", "execute", "two.md", stdout=gone_reader)
     assert result.code == 141, result.stderr
-    assert "ok:" not in result.stderr
-    assert "terminated: 1/2 steps succeeded; step 2 not run" in result.stderr
+    assert result.stderr.splitlines() == [result.stderr.splitlines()[0]], result.stderr
+    assert result.stderr.startswith("[1/2] files read big.txt ... ok ")
+    ends = [r for r in _audit(cli_proc) if r["event"] == "run.end"]
+    assert [(r["status"], r["exit_code"], r["ok"]) for r in ends] == [("terminated", 141, 1)]
+
+
+def _audit(cli_proc: Any) -> list[dict[str, Any]]:
+    import json
+
+    return json.loads(cli_proc("-o", "json", "audit", "tail", "-n", "100").stdout)["records"]
+
+
+# a file that fills a pipe many times over: the reader leaves long before its end
+BIG = "".join(f"line {i}\n" for i in range(200_000))
+
+
+@pytest.mark.parametrize("mode", [(), ("-o", "raw"), ("-q",)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("files", "read", "big.txt"),  # written when the step ends
+        ("command", "run", "cat", "big.txt"),  # streamed from a program as it runs
+    ],
+)
+def test_a_reader_that_leaves_after_a_line_gets_no_summary(
+    work: Path, env: dict[str, str], tmp_path: Path, mode: tuple[str, ...], call: tuple[str, ...]
+) -> None:
+    """`runtime files read big.txt | head -1`, with a real pipe closed after its first line:
+    exit 141 and no "terminated: 1/1 steps succeeded", nor any error, on stderr."""
+    import subprocess
+
+    from tests.conftest import RUNTIME_BIN
+
+    write(work / "big.txt", BIG)
+    with open(tmp_path / "stderr", "w+") as stderr:
+        proc = subprocess.Popen(
+            [str(RUNTIME_BIN), *mode, *call],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"line 0\n"
+        proc.stdout.close()  # head -1 is done
+        assert proc.wait(timeout=60) == 141
+        stderr.seek(0)
+        said = stderr.read()
+    no_crash(said)
+    for word in ("terminated", "succeeded", "error", "SIGPIPE", "run "):
+        assert word not in said, said
+    if mode:  # raw and quiet say only warnings and failures: none
+        assert said == ""
+    else:  # the step's progress line, ended: the shell's prompt is not left after it
+        label = "files read" if call[0] == "files" else "cat"
+        assert said.startswith(f"[1/1] {label} big.txt ...") and said.endswith("\n"), said

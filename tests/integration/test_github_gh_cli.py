@@ -462,7 +462,7 @@ def test_capability_with_gh_steps_end_to_end(
         ),
     )
     inputs = ("--input", "repository=acme/app", "--input", "ref=main")
-    plan = run("capability", "plan", str(cap), *inputs)
+    plan = run("capability", "plan", str(cap), *inputs, "--verbose")
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "transport: cli" in plan.stdout
     assert gh.requests == []  # planning sends nothing

@@ -432,7 +432,13 @@ def test_plan_execute_and_audit_name_the_documented_operation(
         "operation_id": "repos/get-all-topics",
     }
     text = cli(
-        "capability", "plan", "topics.md", "--input", "v=acme/app", extra_env=gh.runtime_env()
+        "capability",
+        "plan",
+        "topics.md",
+        "--input",
+        "v=acme/app",
+        "--verbose",
+        extra_env=gh.runtime_env(),
     )
     assert text.code == 0, text.stderr
     assert "route: GET /repos/{owner}/{repo}/topics (repos/get-all-topics)" in text.stdout
