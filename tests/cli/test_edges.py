@@ -37,3 +37,24 @@ def test_the_error_document_has_a_status_as_a_run_document_does(
     assert usage.code == 2
     assert usage.json()["status"] == "invalid"
     check_schema(usage.json(), "error")
+
+
+def test_install_completion_names_the_shell_and_refuses_powershell_clearly(
+    cli_proc: Callable[..., Result], tmp_path: Path
+) -> None:
+    user = tmp_path / "user"
+    user.mkdir()
+    shells = {"HOME": str(user), "SHELL": "/bin/bash"}
+    zsh = cli_proc("--install-completion", "zsh", extra_env=shells)
+    assert zsh.code == 0, zsh.stderr
+    assert zsh.stdout.startswith(f"zsh completion installed in {user / '.zfunc' / '_runtime'}\n")
+    assert "Shells." not in zsh.stdout
+    for name in ("powershell", "pwsh"):
+        refused = cli_proc("--install-completion", name, extra_env=shells)
+        assert refused.code == 2, refused.stderr
+        assert "runtime does not install PowerShell completion" in refused.stderr
+        assert "`runtime --show-completion pwsh` prints the script" in refused.stderr
+        assert "internal error" not in refused.stderr
+    shown = cli_proc("--show-completion", "pwsh", extra_env=shells)
+    assert shown.code == 0 and "Register-ArgumentCompleter" in shown.stdout
+    assert sorted(p.name for p in user.iterdir()) == [".zfunc", ".zshrc"]
