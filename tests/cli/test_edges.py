@@ -58,3 +58,24 @@ def test_install_completion_names_the_shell_and_refuses_powershell_clearly(
     shown = cli_proc("--show-completion", "pwsh", extra_env=shells)
     assert shown.code == 0 and "Register-ArgumentCompleter" in shown.stdout
     assert sorted(p.name for p in user.iterdir()) == [".zfunc", ".zshrc"]
+
+
+def test_deleting_a_missing_file_is_a_step_failure_not_a_missing_capability(
+    cli: Callable[..., Result], work: Path, home: Path
+) -> None:
+    write(home / "policy.yaml", "allowed_destructive: [files delete]\n")
+    path = write(
+        work / "cleanup.md",
+        capability("version: v1\nworkflow:\n  - provider: files\n    args: [delete, gone.txt]\n"),
+    )
+    for args in (["capability", "execute", str(path)], ["files", "delete", "gone.txt"]):
+        result = cli(*args)
+        assert result.code == 1, result.stdout + result.stderr
+        assert "error: no such file: 'gone.txt'" in result.stderr
+        assert "missing capability" not in result.stderr
+    # what preflight says of it, and --strict, which refuses an Unknown, as documented
+    report = cli("-o", "json", "capability", "preflight", str(path)).json()
+    [check] = [c for c in report["checks"] if c["type"] == "localPath"]
+    assert check["readiness"] == "Unknown"
+    assert "does not exist now" in check["reason"]
+    assert cli("capability", "execute", "--strict", str(path)).code == 5
