@@ -8,7 +8,8 @@ A binary step is decided on what the program will really do, not on the
 leading words of its args: the binary's name, its versioned spellings and
 the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
-``git config`` in its reading forms only; ``gh api`` as the github
+``git config`` in its reading forms, and setting the repository's identity
+(``user.name``, ``user.email``) only; ``gh api`` as the github
 provider's ``api`` call it is (method and route), and ``gh api graphql`` also
 as its ``graphql`` call, mutation by mutation; and the args gh hands to
 ``git clone`` (``gh repo clone REPO DIR -- ARGS``) as that git call's own.
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.plan.binary import git_config_reads, literal_option_uses
+from runtime.plan.binary import git_config_reads, git_config_sets_identity, literal_option_uses
 from runtime.plan.programs import owned_profile
 from runtime.provider import BoundCall, Decision, Operation, Provider
 from runtime.provider.operations import Action, Binding, Piece
@@ -281,12 +282,15 @@ class Policy:
             and sub.name == "config"
             and not any(UNKNOWN in arg for arg in rest)
             and not git_config_reads(rest)
+            and not git_config_sets_identity(rest)
         ):
             return Decision(
                 False,
-                "built-in: git config only reads",
-                "git config may only read (--get, --get-all, --get-regexp, --list, or one name)",
-                "configuration written by a capability could make git run programs; "
+                "built-in: git config only reads, and sets only the identity",
+                "git config may only read (--get, --get-all, --get-regexp, --list, or one "
+                "name) or set user.name or user.email in the repository "
+                "([config, user.name, NAME])",
+                "other configuration written by a capability could make git run programs; "
                 "set it in the repository yourself if it is really needed",
             )
         if (

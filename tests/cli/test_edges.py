@@ -79,3 +79,59 @@ def test_deleting_a_missing_file_is_a_step_failure_not_a_missing_capability(
     assert check["readiness"] == "Unknown"
     assert "does not exist now" in check["reason"]
     assert cli("capability", "execute", "--strict", str(path)).code == 5
+
+
+def _git_steps(*steps: str) -> str:
+    return "version: v1\nworkflow:\n" + "".join(
+        f"  - binary: git\n    args: {step}\n" for step in steps
+    )
+
+
+def test_a_capability_sets_the_repository_identity_to_commit_where_git_knows_nobody(
+    cli: Callable[..., Result], work: Path, home: Path
+) -> None:
+    import os
+
+    from runtime.execute import sandbox
+    from tests.conftest import require_tool
+
+    require_tool("git", "the steps run git")
+    require_tool("bwrap", "binary steps run confined by bubblewrap")
+    if not sandbox.probe(os.environ.get("PATH", "")).ok:
+        import pytest
+
+        pytest.skip(sandbox.probe(os.environ.get("PATH", "")).reason)
+    assert not (home.parent / ".gitconfig").exists()  # as on a CI runner: no global identity
+    init = write(work / "init.md", capability(_git_steps("[init, -q, -b, main]")))
+    assert cli("capability", "execute", str(init)).code == 0
+    commit = "[commit, -q, --allow-empty, -m, release]"
+    nobody = write(work / "nobody.md", capability(_git_steps(commit)))
+    failed = cli("capability", "execute", str(nobody))
+    assert failed.code == 1 and "Please tell me who you are" in failed.stderr
+    release = write(
+        work / "release.md",
+        capability(
+            _git_steps(
+                "[config, user.name, CI Bot]",
+                "[config, --local, User.Email, ci@example.com]",
+                commit,
+                "[log, -1, '--format=%an <%ae>']",
+            )
+        ),
+    )
+    ran = cli("capability", "execute", str(release))
+    assert ran.code == 0, ran.stdout + ran.stderr
+    assert ran.stdout.endswith("CI Bot <ci@example.com>\n")
+    # only those two keys, only in the repository, and a value git would not take as an option
+    for step in (
+        "[config, core.sshCommand, 'touch x']",
+        "[config, alias.ci, '!touch x']",
+        "[config, --global, user.name, Someone]",
+        "[config, --file, elsewhere, user.name, Someone]",
+        "[config, user.name, A, B]",
+    ):
+        path = write(work / "other.md", capability(_git_steps(step)))
+        refused = cli("capability", "execute", str(path))
+        assert refused.code == 3, (step, refused.stderr)
+        assert "git config only reads, and sets only the identity" in refused.stderr
+    assert "sshCommand" not in (work / ".git" / "config").read_text()
