@@ -135,3 +135,37 @@ def test_a_capability_sets_the_repository_identity_to_commit_where_git_knows_nob
         assert refused.code == 3, (step, refused.stderr)
         assert "git config only reads, and sets only the identity" in refused.stderr
     assert "sshCommand" not in (work / ".git" / "config").read_text()
+
+
+def test_the_readme_puts_runtime_on_path_after_make_run(tmp_path: Path) -> None:
+    """Each of the README's ways, run as written from the checkout, then `runtime` by name
+    from another folder."""
+    import os
+    import re
+    import subprocess
+
+    from tests.conftest import REPO
+
+    made = REPO / ".venv" / "bin" / "runtime"
+    if not made.exists():
+        import pytest
+
+        pytest.skip(f"{made} is not there: this checkout's tests run another venv's runtime")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ways = re.findall(r"^    ((?:export PATH=|ln -s ).*?)\s+#", readme, re.MULTILINE)
+    assert [w.split()[0] for w in ways] == ["export", "ln"], ways
+    user = tmp_path / "user"
+    (user / ".local" / "bin").mkdir(parents=True)
+    bare = f"{user / '.local' / 'bin'}:/usr/bin:/bin"
+    for way in ways:
+        done = subprocess.run(
+            ["bash", "-c", f"{way} && cd / && runtime --version"],
+            cwd=REPO,
+            env={"PATH": bare, "HOME": str(user), "LANG": "C.UTF-8"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, (way, done.stderr)
+        assert done.stdout.startswith("runtime "), done.stdout
+    assert os.path.islink(user / ".local" / "bin" / "runtime")
