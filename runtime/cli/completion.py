@@ -130,7 +130,8 @@ def install_completion(ctx: Any, param: Any, value: Any) -> Any:
         return value
     import sys
 
-    from typer.completion import _get_shell_name, install
+    # typer's own installer and shell detection, which its callback uses (no public name)
+    from typer._completion_shared import _get_shell_name, install
 
     named = value if isinstance(value, str) else None
     shell = getattr(named, "value", named) or _get_shell_name()
