@@ -46,10 +46,17 @@ def workspace() -> Any:
     return Workspace(environ=dict(os.environ), cwd=Path.cwd())
 
 
-def ensure_home(ws: Any, *, verify: bool = False) -> Any:
+def ensure_home(ws: Any, *, verify: bool = False, needed: bool = True) -> Any:
     """Cheap on every command: one small file read when Home is current.
 
     Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
+
+    ``needed=False``, for the commands that only read (validate, show, ``capability
+    list`` and ``spec``): a Home that cannot be made or refreshed (a read-only HOME, one
+    that does not exist and cannot be created) is no error, since they write nothing
+    there and read what is there; one that cannot be located at all (no HOME, no home in
+    the password database) is an empty one, private to the command. Returns None then:
+    the specs in Home may not be this version's.
     """
     import errno
     from pathlib import Path
@@ -57,7 +64,13 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
     from runtime.errors import UsageError
     from runtime.home.layout import refresh
 
-    root = ws.home.root
+    try:
+        root = ws.home.root
+    except UsageError:
+        if needed:
+            raise
+        ws.home = _empty_home(ws)
+        return None
     try:
         return refresh(ws.home, verify=verify)
     except OSError as exc:
@@ -65,6 +78,8 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
         if blocked is not None:
             problem, fix = blocked
             raise UsageError(f"cannot prepare Runtime Home: {problem}", hint=fix) from None
+        if not needed:
+            return None
         why = exc.strerror or str(exc)
         at = Path(exc.filename) if exc.filename else root
         if at == root or root not in at.parents:
@@ -82,6 +97,20 @@ def ensure_home(ws: Any, *, verify: bool = False) -> Any:
             f"cannot prepare Runtime Home at {root}: {at}: {why}",
             hint="make it writable, or set RUNTIME_HOME to a writable folder",
         ) from None
+
+
+def _empty_home(ws: Any) -> Any:
+    """A Home with nothing in it, for a command that only reads, where none can be located:
+    a temporary folder, removed when the command ends."""
+    import tempfile
+    import weakref
+    from pathlib import Path
+
+    from runtime.home.layout import Home
+
+    folder = tempfile.TemporaryDirectory(prefix="runtime-no-home-")
+    weakref.finalize(ws, folder.cleanup)
+    return Home(Path(folder.name))
 
 
 def home_in_the_way(ws: Any) -> tuple[str, str] | None:

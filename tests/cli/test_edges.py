@@ -169,3 +169,94 @@ def test_the_readme_puts_runtime_on_path_after_make_run(tmp_path: Path) -> None:
         assert done.returncode == 0, (way, done.stderr)
         assert done.stdout.startswith("runtime "), done.stdout
     assert os.path.islink(user / ".local" / "bin" / "runtime")
+
+
+READ_ONLY_COMMANDS = (
+    ("capability", "validate", "cap.md"),
+    ("capability", "show", "cap.md"),
+    ("capability", "list"),
+    ("capability", "spec"),
+    ("capability", "spec", "files"),
+)
+
+
+def _cap_in(work: Path) -> None:
+    body = "version: v1\nworkflow:\n  - provider: files\n    args: [list, .]\n"
+    write(work / "cap.md", capability(body, title="Listing"))
+    write(work / "capabilities" / "listing.md", capability(body, title="Listing"))
+
+
+def _reads_alike(results: dict[tuple[str, ...], Result]) -> None:
+    for command, result in results.items():
+        assert result.code == 0, (command, result.stderr)
+        assert "Runtime Home" not in result.stderr, (command, result.stderr)
+    assert "1 valid" in results[READ_ONLY_COMMANDS[0]].stdout
+    assert results[READ_ONLY_COMMANDS[1]].stdout.startswith("Listing  (cap.md)")
+    assert "listing" in results[READ_ONLY_COMMANDS[2]].stdout
+    assert results[READ_ONLY_COMMANDS[3]].stdout.startswith("# Capability authoring reference")
+    assert results[READ_ONLY_COMMANDS[4]].stdout.startswith("# The `files` provider")
+
+
+def test_the_commands_that_only_read_work_with_a_read_only_home(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    from tests.conftest import run_checkout, without_read_override
+
+    _cap_in(work)
+    user = tmp_path / "user"
+    user.mkdir()
+    user.chmod(0o555)  # HOME read-only: Runtime Home (~/.local/share/runtime) cannot be made
+    bare = {k: v for k, v in env.items() if k != "RUNTIME_HOME"} | {"HOME": str(user)}
+    prefix = without_read_override()
+    try:
+        _reads_alike({c: run_checkout(bare, work, *c, prefix=prefix) for c in READ_ONLY_COMMANDS})
+        assert list(user.iterdir()) == []
+        # doctor's fix for it is one that works: another Home, not `runtime bootstrap`
+        doctor = run_checkout(bare, work, "-o", "json", "doctor", prefix=prefix)
+        assert doctor.code == 5
+        [found] = [c for c in doctor.json()["checks"] if c["check"] == "home"]
+        assert found["detail"].endswith(f"cannot be created: {user} is not writable")
+        assert "RUNTIME_HOME=" in found["fix"] and "bootstrap" not in found["fix"]
+        other = bare | {"RUNTIME_HOME": str(tmp_path / "elsewhere")}
+        assert run_checkout(other, work, "bootstrap", prefix=prefix).code == 0
+        assert run_checkout(other, work, "doctor", prefix=prefix).stdout.startswith("OK      home")
+    finally:
+        user.chmod(0o755)
+
+
+def test_the_commands_that_only_read_work_where_no_home_can_be_located(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from tests.conftest import RUNTIME_BIN
+
+    _cap_in(work)
+    # a uid the password database does not know, started with `env -i`: no HOME, none
+    # to look up (the lookup fails as it does there)
+    site = tmp_path / "site"
+    write(
+        site / "sitecustomize.py",
+        "import pwd\n\n\ndef _unknown(uid):\n"
+        "    raise KeyError(f'getpwuid(): uid not found: {uid}')\n\n\n"
+        "pwd.getpwuid = _unknown\n",
+    )
+    bare = {"PATH": env["PATH"], "PYTHONPATH": f"{site}:{env['PYTHONPATH']}"}
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+
+    def run(*command: str) -> Result:
+        done = subprocess.run(
+            [str(RUNTIME_BIN), *command],
+            env={**bare, "TMPDIR": str(tmp)},
+            cwd=work,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    _reads_alike({c: run(*c) for c in READ_ONLY_COMMANDS})
+    assert list(tmp.iterdir()) == []  # the empty Home each used is gone
+    assert sorted(p.name for p in work.iterdir()) == ["cap.md", "capabilities"]
