@@ -43,7 +43,17 @@ def workspace() -> Any:
 
     from runtime.plan.workspace import Workspace
 
-    return Workspace(environ=dict(os.environ), cwd=Path.cwd())
+    return Workspace(environ=dict(os.environ), cwd=Path.cwd(), warn=_warn)
+
+
+def _warn(problem: Any) -> None:
+    """A warning of what the command loaded (the policy): on stderr, in every output mode
+    (stdout keeps its one document, or the step's output alone)."""
+    from runtime.cli.render import err, problem_line
+
+    err(problem_line(problem, sys.stderr), styled=True)
+    if problem.hint:
+        err(f"  hint: {problem.hint}")
 
 
 def ensure_home(ws: Any, *, verify: bool = False, needed: bool = True) -> Any:
