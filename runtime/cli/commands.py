@@ -451,9 +451,17 @@ def new_cmd(
 
 @capability_app.command("spec")
 def spec_cmd(
-    provider: str = typer.Argument(None, help="A provider's spec instead (files, github)."),
+    provider: str = typer.Argument(
+        None, help="Another spec instead: a provider's (files, github), or policy."
+    ),
 ) -> None:
     """Print the authoring reference from Runtime Home (the one for the installed version)."""
+    print_spec(provider)
+
+
+def print_spec(provider: str | None) -> None:
+    """Print Home's copy of a spec (``None``: the authoring reference), or the one this
+    version ships where Home cannot be refreshed."""
     from runtime.errors import NotFound
     from runtime.home.resources import specs_dir
 
