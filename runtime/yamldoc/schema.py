@@ -755,6 +755,7 @@ class Map(Shape):
         walk = scope._walk
         out: dict[str, Any] = {}
         misspelled: set[str] = set()  # known keys an unknown one was probably meant as
+        absent: list[str] | None = None  # the known keys not given, once one is unknown
         for key, value in node.pairs:
             text = key.text
             # a key that fails ``key`` is reported once: not again as unknown
@@ -766,8 +767,9 @@ class Map(Shape):
                 if key_ok:
                     said = _as_msg(self.lookalikes.get(text) or self.unknown)
                     # what it could be a misspelling of: a known key not given
-                    given = {k.text for k, _ in node.pairs}
-                    absent = [f for f in fields if f not in given]
+                    if absent is None:
+                        given = {k.text for k, _ in node.pairs}
+                        absent = [f for f in fields if f not in given]
                     meant = [] if text in self.lookalikes else nearest(text, absent)
                     if meant:
                         misspelled.update(meant)
