@@ -137,6 +137,7 @@ def main(argv: list[str]) -> int:
         doc = {
             "ok": False,
             "exit_code": USAGE,
+            "status": "invalid",
             "error": {"code": "usage", "message": message, "hint": hint, "problems": []},
         }
         with open(error_file, "w", encoding="utf-8") as fh:

@@ -119,6 +119,16 @@ class Failure(BaseException):
             for p in self.problems
         ]
 
+    @property
+    def document_status(self) -> str:
+        """The ``status`` of the error document (``--output json``), as a run's document
+        has one, so that ``jq .status`` reads both: the status of the step this failure
+        ends (``refused``, ``missing-credential``...), or ``invalid`` when nothing ran
+        because something given was wrong, else the failure's ``code``."""
+        if self.status is not None:
+            return self.status
+        return "invalid" if isinstance(self, Invalid) else self.code
+
 
 class RuntimeFailure(Failure, Exception):
     """Every failure but a signal: an :class:`Exception`, caught where one is expected."""

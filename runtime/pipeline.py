@@ -23,6 +23,7 @@ stderr (:mod:`runtime.log`), redacted with the run's secrets.
 from __future__ import annotations
 
 import enum
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -410,9 +411,24 @@ def _typed_capability(ws: Workspace, command: Command) -> tuple[Capability, Reso
             first = problems[0]
             raise UsageError(first.message, hint=first.hint, code=first.code)
         resolved[1] = (op, binding)
-    step = Step(1, provider, command.binary, tuple(Arg(a, 0, 0) for a in args), 0, 0)
+    step = Step(1, provider, _named(ws, command.binary), tuple(Arg(a, 0, 0) for a in args), 0, 0)
     label = command.label
     return Capability(label, "", Document(label, "", ""), steps=[step]), resolved
+
+
+def _named(ws: Workspace, binary: str | None) -> str | None:
+    """A binary typed as a path (`runtime command run /usr/bin/git`) is the allowed binary
+    of its name when it is the very file PATH finds for that name; then it is run, decided
+    and hardened as that name. Any other path stays a path, which the policy refuses."""
+    if binary is None or "/" not in binary:
+        return binary
+    name = os.path.basename(binary)
+    found = ws.which(name) if ws.policy.binary_listed(name) else None
+    try:
+        same = found is not None and os.path.samefile(found, binary)
+    except OSError:
+        same = False
+    return name if same else binary
 
 
 def _shown(run: Run) -> str | None:

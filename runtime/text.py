@@ -103,6 +103,44 @@ def not_utf8(value: str) -> str | None:
     return None
 
 
+def nearest(word: str, candidates: Iterable[str], limit: int = 1) -> list[str]:
+    """The ``candidates`` ``word`` was probably meant to be, closest first, for a "did
+    you mean": those one edit away (a letter added, dropped, changed, or two swapped:
+    ``gti``, ``stauts``, ``provder``), two for a word of more than 6 letters, else
+    difflib's close matches. A word that is a candidate itself has none."""
+    from difflib import get_close_matches
+
+    pool = list(dict.fromkeys(candidates))
+    if word in pool:
+        return []
+    allowed = 2 if len(word) > 6 else 1
+    scored = sorted(
+        (d, c) for c in pool if (d := _edits(word.lower(), c.lower(), allowed)) <= allowed
+    )
+    found = [c for _, c in scored]
+    found += [c for c in get_close_matches(word, pool, n=limit, cutoff=0.75) if c not in found]
+    return found[:limit]
+
+
+def _edits(a: str, b: str, bound: int) -> int:
+    """The optimal string alignment distance of ``a`` and ``b`` (Levenshtein with adjacent
+    swaps), or ``bound + 1`` once it is sure to exceed ``bound``."""
+    if abs(len(a) - len(b)) > bound:
+        return bound + 1
+    before: list[int] | None = None
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if before is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > bound:
+            return bound + 1
+        before, previous = previous, current
+    return previous[-1]
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the cut shown by an ellipsis (``...``)."""
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."

@@ -116,6 +116,16 @@ REPO_SUMMARY_QUERY = """query RepoSummary($owner: String!, $name: String!) {
   }
 }"""
 
+# what to write for gh api's --jq and --template, which the api operation does not take
+_API_PIPE = "runtime -o raw github api {args} | jq"
+_API_GH = "in a capability, gh's own does it: binary: gh, args: [api, ROUTE, --jq, EXPRESSION]"
+_API_JQ = (
+    f"'api' prints the answer's JSON whole: filter it with jq, `{_API_PIPE} {{value}}`; {_API_GH}"
+)
+_API_TEMPLATE = (
+    f"'api' prints the answer's JSON whole: format it with jq, `{_API_PIPE} EXPRESSION`; " + _API_GH
+)
+
 OPERATIONS: tuple[Operation, ...] = (
     _rest(
         "user get",
@@ -291,6 +301,12 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         handler=_OPS + "api",
         example="runtime github api GET /repos/cli/cli/community/profile",
+        # gh api's filters: api prints the answer's JSON whole, for jq to filter (a
+        # jq=... pair would be sent as a query parameter)
+        flag_hints=(
+            *((flag, _API_JQ) for flag in ("--jq", "-q")),
+            *((flag, _API_TEMPLATE) for flag in ("--template", "-t")),
+        ),
     ),
     Operation(
         words=("repo", "summary"),

@@ -70,6 +70,17 @@ class LazyGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         self.params[:0] = global_options(root=True)
 
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """typer appends its completion options once the group is made: runtime's own
+        ``--install-completion`` callback takes the place of typer's."""
+        params = super().get_params(ctx)
+        for param in params:
+            if param.name == "install_completion":
+                from runtime.cli.completion import install_completion
+
+                param.callback = install_completion
+        return params
+
     def invoke(self, ctx: click.Context) -> Any:
         """Global options alone (``runtime -o json``, ``runtime --log-level debug``) are
         ``runtime`` alone: its help on stdout, exit 0, as a group alone gives its own
@@ -210,6 +221,7 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
                 {
                     "ok": False,
                     "exit_code": int(failure.exit_code),
+                    "status": failure.document_status,
                     "error": {
                         "code": failure.code,
                         "message": failure.message,

@@ -105,6 +105,15 @@ def policy_show_cmd() -> None:
         out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
 
 
+@policy_app.command("spec")
+def policy_spec_cmd() -> None:
+    """Print the policy file's reference: where it is, how it combines with the default,
+    every key (the copy in Runtime Home)."""
+    from runtime.cli.commands import print_spec
+
+    print_spec("policy")
+
+
 @policy_app.command("check")
 def policy_check_cmd(
     name: str = typer.Argument(

@@ -52,6 +52,7 @@ def bootstrap_cmd() -> None:
     """Make Runtime Home match this version: copy specs, write the manifest, prune old files."""
     ws = workspace()
     report = ensure_home(ws, verify=True)
+    assert report is not None  # needed: a Home that cannot be prepared raised
     if json_mode():
         emit_json(
             {
@@ -125,7 +126,7 @@ def validate_cmd(
     if format not in ("text", "plain", "github"):
         raise UsageError(f"--format must be text, plain or github, not '{format}'")
     ws = workspace()
-    ensure_home(ws)
+    ensure_home(ws, needed=False)  # reads no machine state: Home need not be writable
     found = validation.Validated()
     for arg in targets:
         named = validation.discover(ws, arg)
@@ -160,7 +161,7 @@ def list_cmd() -> None:
     from runtime.document.catalog import list_sources
 
     ws = workspace()
-    ensure_home(ws)
+    ensure_home(ws, needed=False)
     listing = list_sources(ws.sources)
     rows: list[dict[str, Any]] = []
     for entry in listing.entries:
@@ -223,7 +224,7 @@ def show_cmd(
     from runtime.pipeline import Mode, capability_run, resolve, walk
 
     ws = workspace()
-    ensure_home(ws)
+    ensure_home(ws, needed=False)
     run = walk(capability_run(ws, name, Mode.INSPECT), until=resolve)
     target, cap, problems = run.target, run.capability, run.problems
     assert target is not None and cap is not None
@@ -459,18 +460,27 @@ def new_cmd(
 
 @capability_app.command("spec")
 def spec_cmd(
-    provider: str = typer.Argument(None, help="A provider's spec instead (files, github)."),
+    provider: str = typer.Argument(
+        None, help="Another spec instead: a provider's (files, github), or policy."
+    ),
 ) -> None:
     """Print the authoring reference from Runtime Home (the one for the installed version)."""
+    print_spec(provider)
+
+
+def print_spec(provider: str | None) -> None:
+    """Print Home's copy of a spec (``None``: the authoring reference), or the one this
+    version ships where Home cannot be refreshed."""
     from runtime.errors import NotFound
+    from runtime.home.resources import specs_dir
 
     ws = workspace()
-    ensure_home(ws)
-    specs = ws.home.specs_dir
+    # where Home cannot be refreshed (read-only, or none), its copies may be another
+    # version's: the ones this version ships are printed instead
+    current = ensure_home(ws, needed=False) is not None
+    specs = ws.home.specs_dir if current else specs_dir()
     reference = "capability-spec.md"
     if provider is not None:
-        from runtime.home.resources import specs_dir
-
         # the provider specs this version ships (Home holds their copies): only those
         # names, never a path into Home
         names = sorted(p.stem for p in specs_dir().glob("*.md") if p.name != reference)
@@ -481,7 +491,7 @@ def spec_cmd(
                 "`runtime capability spec` prints the authoring reference",
             )
     path = specs / (f"{provider}.md" if provider else reference)
-    if not path.is_file():
+    if current and not path.is_file():
         ensure_home(ws, verify=True)  # a runtime-owned file went missing: repair Home
     text = _home_spec(path)
     if json_mode():

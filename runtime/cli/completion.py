@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from typer import _click as click  # typer vendors click: its own classes
+
     from runtime.plan.workspace import Workspace
 
 
@@ -119,3 +121,40 @@ def context_names(ctx: typer.Context, incomplete: str) -> list[str]:
     except Exception:
         return []
     return [n for n in names if n.startswith(incomplete)]
+
+
+# the shells whose completion --install-completion writes: typer's installer for PowerShell
+# sets the user's execution policy to Unrestricted, a change no completion should make
+INSTALLED_SHELLS = ("bash", "zsh", "fish")
+
+
+def install_completion(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """``--install-completion [SHELL]``: typer's, for the shell named (else the one
+    detected), said by its name (typer prints its enum, ``Shells.zsh``); PowerShell's is
+    refused (exit 2) with the way to add it by hand."""
+    if not value or ctx.resilient_parsing:
+        return value
+    import sys
+
+    # typer's own installer and shell detection, which its callback uses (no public name)
+    from typer._completion_shared import _get_shell_name, install
+
+    named = value if isinstance(value, str) else None
+    shell = getattr(named, "value", named) or _get_shell_name()
+    if shell in ("powershell", "pwsh"):
+        raise typer.BadParameter(
+            "runtime does not install PowerShell completion (typer's installer would set "
+            "your execution policy to Unrestricted); `runtime --show-completion pwsh` prints "
+            "the script: add it to your $PROFILE",
+            param_hint="'--install-completion'",
+        )
+    if shell not in INSTALLED_SHELLS:
+        raise typer.BadParameter(
+            f"cannot tell which shell this is ({shell or 'none detected'}): name it, one of "
+            + ", ".join(INSTALLED_SHELLS),
+            param_hint="'--install-completion'",
+        )
+    _, path = install(shell=shell)
+    sys.stdout.write(f"{shell} completion installed in {path}\n")
+    sys.stdout.write("Completion will take effect once you restart the terminal\n")
+    raise typer.Exit(0)

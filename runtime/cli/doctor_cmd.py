@@ -34,6 +34,17 @@ def _home(ws: Workspace) -> list[dict[str, Any]]:
     if blocked is not None:  # bootstrap could not help: it fails the same way
         problem, fix = blocked
         return [_check("home", "error", problem, fix)]
+    unwritable = _unwritable(root)
+    if unwritable is not None:  # bootstrap could not help either: it writes there
+        return [
+            _check(
+                "home",
+                "error",
+                unwritable,
+                "set RUNTIME_HOME to a folder you can write (a missing one is created), "
+                "e.g. `export RUNTIME_HOME=/tmp/runtime-home`, or make it writable",
+            )
+        ]
     fix = "run `runtime bootstrap`"
     try:
         version = (root / VERSION_FILE).read_text(encoding="utf-8").strip()
@@ -57,6 +68,23 @@ def _home(ws: Workspace) -> list[dict[str, Any]]:
             )
         ]
     return [_check("home", "ok", f"{root} (version {version}, {len(files)} files verified)")]
+
+
+def _unwritable(root: Path) -> str | None:
+    """What stops runtime writing Home at ``root`` (a read-only HOME, a folder of another
+    user's), or None: ``root`` itself when it exists, else the nearest folder above it,
+    where it would be created."""
+    import os
+
+    for path in (root, *root.parents):
+        if not os.path.isdir(path):
+            continue
+        if os.access(path, os.W_OK | os.X_OK):
+            return None
+        if path == root:
+            return f"{root} is not writable: runs cannot record in its audit log"
+        return f"{root} cannot be created: {path} is not writable"
+    return None
 
 
 def _holds(path: Path, digest: str) -> bool:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-    from runtime.home.layout import RefreshReport
+    from runtime.home.layout import Home, RefreshReport
     from runtime.plan.workspace import Workspace
+    from runtime.problems import Problem
 
 
 class _State:
@@ -58,13 +59,32 @@ def workspace() -> Workspace:
 
     from runtime.plan.workspace import Workspace
 
-    return Workspace(environ=dict(os.environ), cwd=Path.cwd())
+    return Workspace(environ=dict(os.environ), cwd=Path.cwd(), warn=_warn)
 
 
-def ensure_home(ws: Workspace, *, verify: bool = False) -> RefreshReport:
+def _warn(problem: Problem) -> None:
+    """A warning of what the command loaded (the policy): on stderr, in every output mode
+    (stdout keeps its one document, or the step's output alone)."""
+    from runtime.cli.render import err, problem_line
+
+    err(problem_line(problem, sys.stderr), styled=True)
+    if problem.hint:
+        err(f"  hint: {problem.hint}")
+
+
+def ensure_home(
+    ws: Workspace, *, verify: bool = False, needed: bool = True
+) -> RefreshReport | None:
     """Cheap on every command: one small file read when Home is current.
 
     Returns what was refreshed; ``verify`` compares every file (``runtime bootstrap``).
+
+    ``needed=False``, for the commands that only read (validate, show, ``capability
+    list`` and ``spec``): a Home that cannot be made or refreshed (a read-only HOME, one
+    that does not exist and cannot be created) is no error, since they write nothing
+    there and read what is there; one that cannot be located at all (no HOME, no home in
+    the password database) is an empty one, private to the command. Returns None then:
+    the specs in Home may not be this version's.
     """
     import errno
     from pathlib import Path
@@ -72,7 +92,13 @@ def ensure_home(ws: Workspace, *, verify: bool = False) -> RefreshReport:
     from runtime.errors import UsageError
     from runtime.home.layout import refresh
 
-    root = ws.home.root
+    try:
+        root = ws.home.root
+    except UsageError:
+        if needed:
+            raise
+        ws.home = _empty_home(ws)
+        return None
     try:
         return refresh(ws.home, verify=verify)
     except OSError as exc:
@@ -80,6 +106,8 @@ def ensure_home(ws: Workspace, *, verify: bool = False) -> RefreshReport:
         if blocked is not None:
             problem, fix = blocked
             raise UsageError(f"cannot prepare Runtime Home: {problem}", hint=fix) from None
+        if not needed:
+            return None
         why = exc.strerror or str(exc)
         at = Path(exc.filename) if exc.filename else root
         if at == root or root not in at.parents:
@@ -97,6 +125,20 @@ def ensure_home(ws: Workspace, *, verify: bool = False) -> RefreshReport:
             f"cannot prepare Runtime Home at {root}: {at}: {why}",
             hint="make it writable, or set RUNTIME_HOME to a writable folder",
         ) from None
+
+
+def _empty_home(ws: Workspace) -> Home:
+    """A Home with nothing in it, for a command that only reads, where none can be located:
+    a temporary folder, removed when the command ends."""
+    import tempfile
+    import weakref
+    from pathlib import Path
+
+    from runtime.home.layout import Home
+
+    folder = tempfile.TemporaryDirectory(prefix="runtime-no-home-")
+    weakref.finalize(ws, folder.cleanup)
+    return Home(Path(folder.name))
 
 
 def home_in_the_way(ws: Workspace) -> tuple[str, str] | None:

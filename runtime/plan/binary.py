@@ -12,7 +12,8 @@ always from the args *as authored*:
   no option: the program would take the input for an option
   (``git fetch ${remote}`` with ``remote=--upload-pack=...``). Refused unless
   the author wrote ``--`` before it;
-* the reading forms of ``git config``;
+* the reading forms of ``git config``, and the one writing form allowed (the
+  repository's ``user.name`` and ``user.email``);
 * the args a program hands to another (gh's ``repo clone REPO [DIR] -- ARGS`` to
   ``git clone``, as the program's profile reads them,
   :attr:`runtime.provider.programs.ProgramProfile.hands_over`): after the program's ``--``
@@ -259,6 +260,20 @@ _CONFIG_NEUTRAL = {
     "--regexp": False,
     "--url": True,
 }
+
+
+# what git config may write: the identity a commit records, in the repository (a CI runner
+# has no global identity, and runtime reads none but the user's). Neither names a program;
+# any other key may (core.sshCommand, alias.*, credential.helper...), so none other is set.
+GIT_IDENTITY_KEYS = ("user.name", "user.email")
+
+
+def git_config_sets_identity(args: Sequence[str]) -> bool:
+    """Whether ``git config ARGS`` (the args after ``config``) sets ``user.name`` or
+    ``user.email`` in the repository and does nothing else: ``[--local] KEY VALUE``, a
+    VALUE git does not read as an option."""
+    rest = list(args[1:]) if args[:1] == ["--local"] else list(args)
+    return len(rest) == 2 and rest[0].lower() in GIT_IDENTITY_KEYS and not rest[1].startswith("-")
 
 
 def git_config_reads(args: Sequence[str]) -> bool:

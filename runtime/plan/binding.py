@@ -233,6 +233,9 @@ def _flag_problem(
         ):
             value, taken = following, index + 1
     message = f"'{_short(flag)}' is a flag; '{operation.name}' takes key=value options, not flags"
+    instead = dict(operation.flag_hints).get(flag.partition("=")[0])
+    if instead is not None:
+        return _instead(message, instead, rest, index)
     if key:
         declared = next((o for o in operation.options or () if o.name == key), None)
         shown = value or ("true" if declared is not None and declared.type == "bool" else "VALUE")
@@ -242,6 +245,27 @@ def _flag_problem(
     else:
         hint = f"the form is: {operation.form()}"
     return BindingProblem(index, message, hint, code="flag-argument"), taken
+
+
+def _instead(
+    message: str, hint: str, rest: Sequence[str], index: int
+) -> tuple[BindingProblem, int | None]:
+    """The refusal of a flag the operation declares a hint for (``flag_hints``), with the
+    index of the arg it took as its value (``--jq .name``), if any."""
+    import shlex
+
+    _, eq, value = rest[index].partition("=")
+    taken = None
+    if not eq and index + 1 < len(rest) and not rest[index + 1].startswith("-"):
+        value, taken = rest[index + 1], index + 1
+    others = " ".join(shlex.quote(a) for i, a in enumerate(rest) if i not in (index, taken))
+    problem = BindingProblem(
+        index,
+        message,
+        hint.format(args=others, value=shlex.quote(value) if value else "EXPRESSION"),
+        code="flag-argument",
+    )
+    return problem, taken
 
 
 def resolve_call(

@@ -8,7 +8,8 @@ A binary step is decided on what the program will really do, not on the
 leading words of its args: the binary's name, its versioned spellings and
 the real file a symlink leads to; its subcommand against an allow-list (an
 alias or an unknown command is not allowed); the options an input fills;
-``git config`` in its reading forms only; ``gh api`` as the github
+``git config`` in its reading forms, and setting the repository's identity
+(``user.name``, ``user.email``) only; ``gh api`` as the github
 provider's ``api`` call it is (method and route), and ``gh api graphql`` also
 as its ``graphql`` call, mutation by mutation; and the args gh hands to
 ``git clone`` (``gh repo clone REPO DIR -- ARGS``) as that git call's own.
@@ -25,13 +26,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.plan.binary import git_config_reads, literal_option_uses
+from runtime.plan.binary import git_config_reads, git_config_sets_identity, literal_option_uses
 from runtime.plan.programs import owned_profile
+from runtime.problems import Problem
 from runtime.provider import BoundCall, Decision, Operation, Provider
 from runtime.provider.operations import Action, Binding, Piece
 from runtime.provider.programs import UNKNOWN, Handover, ProgramProfile, Subcommand
@@ -69,6 +71,9 @@ class Policy:
     # hosts a binary may reach through the egress proxy, besides its profile's
     binary_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
+    # entries of the user file that have no effect (the floor overrides them), at their
+    # position: every command that loads the policy says so
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def unconfined_allowed(self) -> bool:
@@ -101,7 +106,8 @@ class Policy:
         return (
             "binary-not-allowed",
             f"binary '{name}' is not in allowed_binaries",
-            f"allowed: {allowed}; a user policy can allow more (allowed_binaries in policy.yaml)",
+            f"{_guess(name, self.allowed_binaries)}allowed: {allowed}; a user policy can allow "
+            "more (allowed_binaries in policy.yaml)",
         )
 
     def denied_name(self, name: str, real_name: str | None = None) -> str | None:
@@ -154,11 +160,21 @@ class Policy:
                 "a denied binary is never run, whatever a user policy allows",
             )
         if name not in self.allowed_binaries:
+            base = os.path.basename(name)
+            if "/" in name and self.binary_listed(base):
+                return Decision(
+                    False,
+                    "allowed_binaries",
+                    f"{name} is not the {base} found on PATH, the one allowed_binaries "
+                    "allows (it names binaries, each run as PATH finds it)",
+                    f"run it by its name, {base}; for that file, put "
+                    f"{os.path.dirname(name) or '.'} first on PATH",
+                )
             return Decision(
                 False,
                 "allowed_binaries",
                 f"{name} is not in allowed_binaries",
-                "a user policy can allow more binaries (allowed_binaries in policy.yaml)",
+                _unlisted_hint(name, self.allowed_binaries),
             )
         profile = owned_profile(name, api_owner)
         sub = profile.subcommand(args)
@@ -263,7 +279,8 @@ class Policy:
                 f"allowed_subcommands: {name}",
                 f"'{sub.name}' is not an allowed {name} subcommand "
                 "(an alias or an unknown command is never run)",
-                f"allowed: {listing}; a user policy can add more under allowed_subcommands",
+                f"{_guess(sub.name, allowed)}allowed: {listing}; a user policy can add more "
+                "under allowed_subcommands",
             )
         rest = args[sub.position + 1 :]
         if name == "git":
@@ -281,12 +298,15 @@ class Policy:
             and sub.name == "config"
             and not any(UNKNOWN in arg for arg in rest)
             and not git_config_reads(rest)
+            and not git_config_sets_identity(rest)
         ):
             return Decision(
                 False,
-                "built-in: git config only reads",
-                "git config may only read (--get, --get-all, --get-regexp, --list, or one name)",
-                "configuration written by a capability could make git run programs; "
+                "built-in: git config only reads, and sets only the identity",
+                "git config may only read (--get, --get-all, --get-regexp, --list, or one "
+                "name) or set user.name or user.email in the repository "
+                "([config, user.name, NAME])",
+                "other configuration written by a capability could make git run programs; "
                 "set it in the repository yourself if it is really needed",
             )
         if (
@@ -477,6 +497,8 @@ class Policy:
     def to_json(self) -> dict[str, Any]:
         return {
             "sources": self.sources,
+            # the user file's entries the floor overrides, at their positions
+            "warnings": [w.to_json() for w in self.warnings],
             "allowed_binaries": [
                 {"name": n, "source": s} for n, s in sorted(self.allowed_binaries.items())
             ],
@@ -538,6 +560,21 @@ class Policy:
                 for h, s in hosts.items()
             ],
         }
+
+
+def _guess(word: str, names: Iterable[str]) -> str:
+    """``did you mean 'git'? `` for a misspelled binary or subcommand (or nothing)."""
+    from runtime.plan.binding import did_you_mean
+    from runtime.text import nearest
+
+    return did_you_mean(nearest(word, names, limit=2))
+
+
+def _unlisted_hint(name: str, allowed: Iterable[str]) -> str:
+    return (
+        f"{_guess(name, allowed)}a user policy can allow more binaries "
+        "(allowed_binaries in policy.yaml)"
+    )
 
 
 _SHORT_CLUSTER = re.compile(r"^-[A-Za-z0-9]+$")

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import InvalidPolicy
-from runtime.plan.policy import Policy
+from runtime.plan.policy import NEVER_BINARIES, Policy
+from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
 from runtime.yamldoc.schema import Bool, List, Map, Msg, Number, Text, load
 
@@ -63,9 +64,13 @@ POLICY_SCHEMA = Map(
 )
 
 
-def _user_schema(fixed_credentials: Mapping[str, str]) -> Map:
-    """The policy schema for a user file: a binary the default hands a credential keeps
-    it. Said at the entry, rather than the entry dropped without a word."""
+def _user_schema(floor: Policy) -> Map:
+    """The policy schema for a user file, on top of ``floor`` (the default policy): a
+    binary the default hands a credential keeps it, refused at the entry rather than the
+    entry dropped without a word; and an entry the default's denials override (an
+    allowed binary that is denied, a subcommand a denied run always refuses) is a
+    warning at the entry, naming the rule: it has no effect."""
+    fixed_credentials = {b: credential for b, (credential, _) in floor.binary_credentials.items()}
 
     def keeps(node: Any, value: Any, scope: Any) -> Msg | None:
         fixed = fixed_credentials.get(scope.key or "")
@@ -77,28 +82,74 @@ def _user_schema(fixed_credentials: Mapping[str, str]) -> Map:
             "remove '{key}' from binary_credentials in this file",
         )
 
+    def denied_binary(node: Any, value: Any, scope: Any) -> Msg | None:
+        if value in NEVER_BINARIES:
+            rule = "built-in: runtime never runs itself"
+        else:
+            denied = floor.denied_name(value)
+            if denied is None:
+                return None
+            also = "" if denied == value else f", which covers {value}"
+            rule = f"denied_binaries of the default policy lists {denied}{also}"
+        return _overridden(
+            f"allowed_binaries entry '{value}'",
+            rule,
+            "remove it from allowed_binaries in this file; a provider operation or an allowed "
+            "binary does the job instead",
+        )
+
+    def denied_subcommand(node: Any, value: Any, scope: Any) -> Msg | None:
+        binary = scope.parent.key if scope.parent is not None else None
+        runs = [run for run, _ in floor.denied_arguments.get(binary or "", [])]
+        if (value,) not in runs:
+            return None
+        return _overridden(
+            f"allowed_subcommands entry '{binary} {value}'",
+            f"denied_arguments of the default policy refuses every `{binary} {value}`",
+            f"remove it from allowed_subcommands: {binary} in this file",
+        )
+
     return Map(
-        {**POLICY_SCHEMA.fields, "binary_credentials": Map(extra=Text(check=keeps))},
+        {
+            **POLICY_SCHEMA.fields,
+            "allowed_binaries": List(Text(check=denied_binary)),
+            "allowed_subcommands": Map(extra=List(Text(check=denied_subcommand))),
+            "binary_credentials": Map(extra=Text(check=keeps)),
+        },
         unknown=POLICY_SCHEMA.unknown,
     )
 
 
-def parse_policy_text(
-    text: str, label: str, fixed_credentials: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def _overridden(entry: str, rule: str, hint: str) -> Msg:
+    return Msg(
+        f"{entry} has no effect: the safety floor overrides it ({rule}); a user policy "
+        "can allow more, never what the default denies",
+        hint,
+        code="policy-floor",
+        severity="warning",
+    )
+
+
+def parse_policy_text(text: str, label: str, floor: Policy | None = None) -> dict[str, Any]:
     """Parse one policy file; raise :class:`InvalidPolicy` with positioned problems.
 
-    ``fixed_credentials``: for a user file, the default's ``binary_credentials``."""
-    schema = _user_schema(fixed_credentials) if fixed_credentials else POLICY_SCHEMA
+    ``floor``: for a user file, the default policy it goes on top of."""
+    return _parse(text, label, floor)[0]
+
+
+def _parse(text: str, label: str, floor: Policy | None) -> tuple[dict[str, Any], list[Problem]]:
+    """The file's values and its warnings (what the floor overrides); its errors raise."""
+    schema = _user_schema(floor) if floor is not None else POLICY_SCHEMA
     data, problems = load(text, label, schema, "invalid-policy")
-    if problems:
-        first = problems[0]
+    errors = [p for p in problems if p.is_error]
+    if errors:
+        first = errors[0]
         raise InvalidPolicy(
             f"{label}:{first.line}:{first.column}: {first.message}",
             hint=first.hint,
-            problems=problems,
+            problems=errors,
         )
-    return dict(data)
+    return dict(data), [p for p in problems if not p.is_error]
 
 
 def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: bool) -> None:
@@ -258,8 +309,7 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
             f"(byte 0x{data[exc.start]:02x})",
             hint=f"{_fix_hint(user_file, variable)} (saved as UTF-8: iconv -f LATIN1 -t UTF-8)",
         ) from None
-    fixed = {binary: credential for binary, (credential, _) in policy.binary_credentials.items()}
-    parsed = parse_policy_text(text, str(user_file), fixed)
+    parsed, policy.warnings = _parse(text, str(user_file), policy)
     _apply(policy, parsed, str(user_file), is_default=False)
     return policy
 

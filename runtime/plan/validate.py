@@ -10,6 +10,8 @@ of the policy is decided at plan time, after substitution.
 
 from __future__ import annotations
 
+import os
+
 from runtime.document.grammar import references
 from runtime.document.model import Capability, Step
 from runtime.home.registry import Registry
@@ -100,7 +102,10 @@ def _check_step(
                     step.column,
                     "binary-path",
                     f"step {step.index}: binary '{name}' must be a name, not a path",
-                    "name an allowed binary; it is resolved on PATH at plan time",
+                    f"write '{os.path.basename(name)}': an allowed binary is named, and "
+                    "resolved on PATH at plan time"
+                    if policy.binary_listed(os.path.basename(name))
+                    else "name an allowed binary; it is resolved on PATH at plan time",
                 )
             ]
         refusal = policy.binary_refusal(name)

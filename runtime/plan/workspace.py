@@ -18,6 +18,7 @@ from runtime.home.layout import Home, home_path
 from runtime.home.registry import Registry, load_registry
 from runtime.plan.policy import Policy
 from runtime.plan.policy_file import load_policy
+from runtime.problems import Problem
 
 
 @dataclass
@@ -25,6 +26,9 @@ class Workspace:
     environ: Mapping[str, str]
     cwd: Path
     clock: Callable[[], float] = field(default=time.time)
+    # told each warning of the policy as it is loaded (an entry the floor overrides), so
+    # that every command that reads the policy says it; the CLI prints them
+    warn: Callable[[Problem], None] | None = None
 
     @cached_property
     def home(self) -> Home:
@@ -45,7 +49,13 @@ class Workspace:
 
     @cached_property
     def policy(self) -> Policy:
-        return load_policy(self.policy_file, explicit=bool(self.environ.get("RUNTIME_POLICY_FILE")))
+        policy = load_policy(
+            self.policy_file, explicit=bool(self.environ.get("RUNTIME_POLICY_FILE"))
+        )
+        if self.warn is not None:
+            for problem in policy.warnings:
+                self.warn(problem)
+        return policy
 
     @cached_property
     def registry(self) -> Registry:

@@ -70,6 +70,15 @@ def check_path(req: Requirement, ctx: Context) -> Check:
                 UNKNOWN,
                 f"{path} does not exist yet; an earlier binary step may create it",
             )
+        if op == "delete":
+            # nothing this machine lacks: deleting what is not there is the step's own
+            # failure ("no such file", exit 1), as the same call typed is
+            return Check(
+                req,
+                TRUE,
+                UNKNOWN,
+                f"{path} does not exist now: the step fails unless something creates it",
+            )
         return Check(req, TRUE, FALSE, f"{path} does not exist", "create it first, or fix the path")
     parent = str(p.parent)
     if op == "mkdir" and p.is_dir():

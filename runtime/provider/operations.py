@@ -133,6 +133,10 @@ class Operation:
     # What text mode shows of the result: (HEADER, dotted.field) per column of a list's
     # table, or per line of one object's summary.
     columns: tuple[tuple[str, str], ...] = ()
+    # Flags of the program the operation stands for (gh's) that it does not take, and what
+    # to do instead: a hint, where ``{args}`` is the operation's other args and ``{value}``
+    # the flag's value, each shell-quoted (api's --jq: pipe the JSON to jq).
+    flag_hints: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for route in self.routes:

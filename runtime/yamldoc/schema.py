@@ -68,6 +68,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypedDict
 
 from runtime.problems import Problem, Severity
+from runtime.text import nearest
 from runtime.yamldoc.yamlnode import Node, NodeKind, YamlError
 
 if TYPE_CHECKING:
@@ -753,6 +754,8 @@ class Map(Shape):
         extra = self.extra
         walk = scope._walk
         out: dict[str, Any] = {}
+        misspelled: set[str] = set()  # known keys an unknown one was probably meant as
+        absent: list[str] | None = None  # the known keys not given, once one is unknown
         for key, value in node.pairs:
             text = key.text
             # a key that fails ``key`` is reported once: not again as unknown
@@ -762,21 +765,26 @@ class Map(Shape):
             shape = fields.get(text, extra)
             if shape is None:
                 if key_ok:
-                    scope.report(
-                        key,
-                        self.lookalikes.get(text) or self.unknown,
-                        counts=False,
-                        key=text,
-                        allowed=", ".join(fields),
-                    )
+                    said = _as_msg(self.lookalikes.get(text) or self.unknown)
+                    # what it could be a misspelling of: a known key not given
+                    if absent is None:
+                        given = {k.text for k, _ in node.pairs}
+                        absent = [f for f in fields if f not in given]
+                    meant = [] if text in self.lookalikes else nearest(text, absent)
+                    if meant:
+                        misspelled.update(meant)
+                        hint = f"did you mean '{meant[0]}'? " + (said.hint or "")
+                        said = said._replace(hint=hint.rstrip())
+                    scope.report(key, said, counts=False, key=text, allowed=", ".join(fields))
                 continue
             found = shape.visit(Scope(walk, scope, shape, value, text, key, None))
             if found is not INVALID:
                 out[text] = found
         if self.required or self.one_of is not None:
             present = {key.text for key, _ in node.pairs}
-            # keys a lookalike was written instead of: missing, but already reported
-            covered = {
+            # keys a lookalike or a misspelling was written instead of: missing, but
+            # already reported (`provder:` is one problem, not also a step without one)
+            covered = misspelled | {
                 k for found in present & self.stands_for.keys() for k in self.stands_for[found]
             }
             at = None if self.missing_at_start else node

@@ -233,5 +233,8 @@ def _syntax_hint(problem: str) -> str | None:
     if "found character '\\t'" in problem or "tab" in problem:
         return "indent with spaces, not tabs"
     if "expected ',' or ']'" in problem:
+        if "got '{'" in problem:
+            # `[${x}]`: YAML reads the '{' of an unquoted reference as a mapping's start
+            return "an unquoted '{' starts a mapping inside [...]: quote the value, as in [\"${name}\"]"
         return "close the list with ']' or quote values that contain ',' or ']'"
     return None

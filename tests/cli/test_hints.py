@@ -123,7 +123,7 @@ def test_an_unknown_spec_lists_the_specs(cli: Callable[..., Result]) -> None:
     assert "error: no spec named 'nope'" in result.stderr
     assert "bootstrap" not in result.stderr
     assert (
-        "hint: specs: files, github (`runtime capability spec NAME`); "
+        "hint: specs: files, github, policy (`runtime capability spec NAME`); "
         "`runtime capability spec` prints the authoring reference" in result.stderr
     )
 

@@ -193,3 +193,37 @@ def test_the_body_size_limit_holds_for_any_body(gh: GitHubDouble, run: Any) -> N
     assert result.code == 1
     assert result.stdout == b""
     assert b"over the 32 MiB limit for a response body" in result.stderr
+
+
+def test_the_hint_for_gh_s_jq_flag_is_a_command_that_filters(
+    gh: GitHubDouble, env: dict[str, str], work: Path
+) -> None:
+    """`--jq` is gh's; api prints the JSON whole. Its hint is followed as written (issue 29):
+    the command it gives, run in a shell, prints the filtered value."""
+    import re
+    import shutil
+
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed (the hint pipes to it)")
+    base = {**env, **gh.runtime_env(), "PATH": f"{RUNTIME_BIN.parent}:{env['PATH']}"}
+
+    def shell(line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", line],
+            cwd=work,
+            env=base,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+
+    for flags in ("--jq .name", "--jq=.name", "-q .name"):
+        refused = shell(f"runtime github api GET /repos/acme/app {flags}")
+        assert refused.returncode == 2, refused.stderr
+        assert "write jq=" not in refused.stderr
+        [hinted] = re.findall(r"`(runtime [^`]*)`", refused.stderr)
+        assert hinted == "runtime -o raw github api GET /repos/acme/app | jq .name"
+        followed = shell(hinted)
+        assert followed.returncode == 0, followed.stderr
+        assert followed.stdout == '"app"\n'

@@ -387,7 +387,6 @@ def test_git_config_reading_forms_are_allowed(default: Policy, args: list[str]) 
 @pytest.mark.parametrize(
     "args",
     [
-        ["user.name", "Mallory"],
         ["alias.st", "!sh -c 'touch x'"],
         ["core.pager", "less"],
         ["--add", "user.name", "x"],
@@ -406,6 +405,35 @@ def test_git_config_reading_forms_are_allowed(default: Policy, args: list[str]) 
 def test_git_config_writing_forms_are_refused(default: Policy, args: list[str]) -> None:
     decision = default.decide_binary("git", ["config", *args])
     refused(decision, "built-in: git config only reads")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["user.name", "Mallory"],
+        ["user.email", "mallory@example.com"],
+        ["--local", "User.Name", "Mallory"],
+    ],
+)
+def test_git_config_may_set_the_repository_identity(default: Policy, args: list[str]) -> None:
+    allowed(default.decide_binary("git", ["config", *args]))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--global", "user.name", "x"],
+        ["--worktree", "user.name", "x"],
+        ["user.name", "-x"],
+        ["user.name", "x", "y"],
+        ["user.signingKey", "x"],
+        ["--local", "--local", "user.name", "x"],
+    ],
+)
+def test_git_config_sets_no_identity_elsewhere_or_other_keys(
+    default: Policy, args: list[str]
+) -> None:
+    refused(default.decide_binary("git", ["config", *args]), "built-in: git config only reads")
 
 
 def test_git_config_is_decided_after_global_options(default: Policy) -> None:
