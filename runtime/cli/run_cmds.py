@@ -140,6 +140,8 @@ def render_plan_text(prepared: Run) -> None:
             out(f"      note: {red.text(note)}")
     for p in prepared.warnings:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+        if p.hint:
+            out(f"  hint: {p.hint}")
 
 
 def render_preflight_text(report: Report, heading: str = "") -> None:
