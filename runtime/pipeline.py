@@ -227,6 +227,18 @@ def policy(run: Run) -> None:
             )
     if run.mode is Mode.EXECUTE and run.plan is not None and run.services is not None:
         run.problems += enforce(run.plan, run.ws.policy, run.services, run.redactor)
+    if run.mode is not Mode.INSPECT and run.plan is not None and run.services is not None:
+        from runtime.execute.outside import warnings
+
+        # what a confined step's args name that it will not find or cannot write: said
+        # before anything runs (and, executing, kept in the step's notes for the document)
+        run.problems += warnings(
+            run.plan,
+            run.services,
+            run.redactor,
+            probe=run.mode is not Mode.PLAN,
+            notes=run.mode is Mode.EXECUTE,
+        )
 
 
 def preflight(run: Run) -> None:

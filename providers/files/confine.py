@@ -208,6 +208,30 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# What strict resolution meets on a path that is as it was when it was looked at: a
+# component not there (a file to be written), under a file, a loop, a folder that may not
+# be read, a link naming too long a path. The lenient answer is the one wanted for these.
+_ORDINARY = frozenset((errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EACCES, errno.ENAMETOOLONG))
+
+
+def _resolve(absolute: str) -> str:
+    """``os.path.realpath(absolute)``, except that a link that stops being one while it is
+    read (lstat saw a link, readlink finds none) raises OSError on every Python.
+
+    Up to 3.12 lenient ``realpath`` let readlink's error through; from 3.13 it takes
+    the name for a plain one and resolves on, so a path swapped while it was checked
+    would pass as an ordinary one. Strict resolution still raises it; any other error
+    it raises is one the lenient answer handles (a file to be written does not exist
+    yet; a loop is found by :func:`_remaining_link`).
+    """
+    try:
+        return os.path.realpath(absolute, strict=True)
+    except OSError as exc:
+        if exc.errno not in _ORDINARY:
+            raise
+    return os.path.realpath(absolute)
+
+
 def _remaining_link(resolved: str) -> str | None:
     """The first prefix of a realpath result that is still a symbolic link.
 
@@ -267,8 +291,8 @@ def confine(
     absolute = os.path.join(os.fspath(cwd), path)
 
     try:
-        resolved = os.path.realpath(absolute)
-    except OSError:  # a link swapped for something else while realpath walked it
+        resolved = _resolve(absolute)
+    except OSError:  # a link swapped for something else while it was read
         raise _refuse(
             f"refused: {path!r} changed while it was checked; the path must resolve under {where()}",
             access,

@@ -89,6 +89,8 @@ def _warn(warnings: list[Problem]) -> None:
     """Before the first step: the capability's warnings, on stderr."""
     for p in warnings:
         err(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+        if p.hint:
+            err(f"  hint: {p.hint}")
 
 
 def _failure_lines(result: StepResult, redactor: Redactor, indent: str) -> str:

@@ -152,6 +152,8 @@ def render_plan_text(prepared: Run, *, verbose: bool = False) -> None:
         print_step_lines(step_lines(plan.steps, label, quiet=quiet))
     for p in prepared.warnings:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
+        if p.hint:
+            out(f"  hint: {p.hint}")
 
 
 def render_preflight_text(report: Report, heading: str = "") -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 
+from runtime.execute.outside import explain
 from runtime.execute.services import RunServices
 from runtime.provider import StepEnvironment, StepOutcome
 from runtime.provider.run import ProgramResult
@@ -71,10 +72,22 @@ def run_binary(
         outcome.error = f"{binary} exited with code {result.exit_code}"
         if services.launcher.confined:
             outcome.error += confinement_note(result)
-            outcome.hint = confinement_hint(binary, result) or outcome.hint
+            hint = confinement_hint(binary, result)
+            # the paths its args name that the sandbox does not show or lets it not write
+            # (a write there fails with the program's own error, which says nothing of it)
+            named = explain(args, services, result.stderr, services.redactor)
+            if named is not None:
+                outcome.error += named[0]
+                hint = named[1] if hint in (None, _NOT_THERE) else f"{hint}; {named[1]}"
+            outcome.hint = hint or outcome.hint
     return outcome
 
 
+# the hint for a file that is not there: one that names the path replaces it
+_NOT_THERE = (
+    "the step runs confined: it reads only the policy's roots and system_paths "
+    "(`runtime policy show`); a program or file outside them is not there"
+)
 # what a program prints when the kernel refused to execute something (git: "cannot exec
 # 'sh': Permission denied"; the code inside the sandbox: "runtime-confine: cannot execute")
 _EXEC_DENIED = ("runtime-confine: cannot execute", "cannot exec", "cannot run", "exec format")
@@ -98,10 +111,7 @@ def confinement_hint(binary: str, result: ProgramResult) -> str | None:
     stderr = result.stderr
     missing = stderr.startswith("runtime-confine: cannot execute") and "No such file" in stderr
     if missing or stderr.startswith("bwrap:"):
-        return (
-            "the step runs confined: it reads only the policy's roots and system_paths "
-            "(`runtime policy show`); a program or file outside them is not there"
-        )
+        return _NOT_THERE
     if "Permission denied" in stderr and any(m in stderr for m in _EXEC_DENIED):
         return (
             f"the step runs confined: it may execute only {binary} and its profile's helpers, "

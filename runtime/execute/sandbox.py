@@ -4,7 +4,11 @@ What it gives a binary step
 ---------------------------
 - Only the policy's folders exist: system folders and read roots read-only,
   write roots read-write, everything else is simply absent from the mount
-  namespace (not "permission denied": not there).
+  namespace (not "permission denied": not there). Outside the write roots and
+  the private temporary folder everything is read-only, bwrap's own root too:
+  a write there fails with the program's own error (EROFS), never lands in a
+  scratch space that vanishes with the step (:func:`view` says what a path is
+  inside, for the messages that explain it).
 - A private ``/proc`` in a PID namespace of its own: the program sees only its
   own processes, never the runtime's ``/proc/<pid>/environ`` (where tokens live).
 - Processes die with their step. bwrap runs as PID 1 of the namespace, and when
@@ -53,9 +57,11 @@ earlier one put at or below the same path. :func:`command` therefore emits:
    since binding it would duplicate a tree instead of reproducing the layout;
 3. a minimal ``--dev /dev`` and a private ``--proc /proc``;
 4. the private temporary folder, a tmpfs (see :func:`private_tmp`), before the
-   roots so that a root below it (tests keep theirs under ``/tmp``) shows through,
-   then the system folders below it (a virtual environment under ``/tmp``), and
-   the empty folders asked for inside it (``private_dirs``: gh's config folder);
+   roots so that a root below it (tests keep theirs under ``/tmp``) shows through;
+   a tmpfs of its own for each folder just below it that leads to a deeper bind
+   (the skeleton of ``/tmp/ci/work``: ``/tmp/ci``), read-only at the end; then the
+   system folders below it (a virtual environment under ``/tmp``), and the empty
+   folders asked for inside it (``private_dirs``: gh's config folder);
 5. read roots (``--ro-bind-try``), shallow before deep;
 6. write roots (``--bind-try``), shallow before deep, after the read roots: a
    write root inside a read root is writable, and a read root inside a write
@@ -68,7 +74,10 @@ earlier one put at or below the same path. :func:`command` therefore emits:
 8. the guard's interpreter installation and the proxy's socket, read-only;
 9. protected paths read-only, last, so they win over any write root above them
    (with a guard: also its interpreter and every file it lets be executed);
-10. ``--chdir cwd``, ``--`` and the program (behind the guard's command line).
+10. ``--remount-ro`` of each skeleton and of ``/``, bwrap's root, where it made
+    the folders each mount needs: only the write roots, the private temporary
+    folder and ``/dev`` (bwrap's minimal one, with its ``shm``) stay writable;
+11. ``--chdir cwd``, ``--`` and the program (behind the guard's command line).
 
 Roots and files use the ``-try`` variants, so a root missing on this machine is
 skipped instead of failing the step. A protected path uses the plain
@@ -306,6 +315,9 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
     # /tmp) is mounted after its tmpfs, which would hide it
     system([m for m in mounts if not _within(m[0], tmp)])
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", tmp]
+    skeletons = _skeletons(spec, tmp)
+    for folder in skeletons:
+        args += ["--tmpfs", folder]
     system([m for m in mounts if _within(m[0], tmp)])
     for folder in spec.private_dirs:
         if not _within(os.path.normpath(folder), tmp) or os.path.normpath(folder) == tmp:
@@ -341,9 +353,80 @@ def command(bwrap: str, argv: Sequence[str], spec: Confinement) -> list[str]:
         if os.path.exists(path) and any(_within(path, root) for root in roots):
             args += ["--ro-bind", path, path]
 
+    # Last of the mounts: bwrap's own root, where it made the folders leading to each
+    # mount, and the skeletons below the private temporary folder become read-only, so
+    # that a write outside the write roots and that folder fails (EROFS) where the
+    # program can say so, instead of landing in a tmpfs that is gone with the step.
+    for folder in skeletons:
+        args += ["--remount-ro", folder]
+    args += ["--remount-ro", "/"]
+
     program = guard.argv(argv) if guard is not None else list(argv)
     args += ["--chdir", spec.cwd, "--", *program]
     return args
+
+
+def _destinations(spec: Confinement) -> list[str]:
+    """Where :func:`command` binds something from the host (before protected paths)."""
+    bound = [m[0] for m in _system_mounts(spec.system_paths) if m[1] is None]
+    bound += [*spec.read_paths, *spec.write_paths, *spec.extra_read_files]
+    if spec.guard is not None:
+        bound.append(spec.guard.prefix)
+        if spec.guard.proxy is not None:
+            bound.append(spec.guard.proxy)
+    return _normalized(bound)
+
+
+def _skeletons(spec: Confinement, tmp: str) -> list[str]:
+    """The folders just below the private temporary folder that lead to something bound
+    deeper from the host (a root under ``/tmp``): each gets a tmpfs of its own, made
+    read-only once the binds are made, so that the folders bwrap makes on the way (a
+    root's parent) are not writable scratch space. A private folder's tree stays as it
+    is (it must be writable), and so does one the host's tree is bound at."""
+    bound = _destinations(spec)
+    private = {os.path.normpath(f) for f in spec.private_dirs}
+    found: set[str] = set()
+    for dest in bound:
+        if not _within(dest, tmp) or dest == tmp:
+            continue
+        parts = dest[len(tmp.rstrip("/")) + 1 :].split("/")
+        if len(parts) > 1:
+            found.add(f"{tmp.rstrip('/')}/{parts[0]}")
+    return sorted(
+        top
+        for top in found
+        if top not in bound and not any(_within(p, top) or _within(top, p) for p in private)
+    )
+
+
+def view(spec: Confinement, path: str) -> str:
+    """What a program confined as ``spec`` finds at ``path`` (absolute, symlinks resolved),
+    as :func:`command` mounts it:
+
+    - ``write``: the host's, writable (a write root);
+    - ``read``: the host's, read-only (a read root, a system folder, a protected path
+      under a root, a single file bound in);
+    - ``tmp``: the step's private temporary folder: its own, empty when it starts and
+      gone when it ends, not the host's;
+    - ``absent``: nothing of the host's; the sandbox is read-only there (at most the
+      empty folders that lead to a root).
+    """
+    path = os.path.normpath(path)
+    writable = _normalized(spec.write_paths)
+    readable = _normalized(spec.read_paths)
+    protected = [os.path.realpath(p) for p in spec.protected_paths]
+    if any(_within(path, p) for p in protected) and any(
+        _within(path, root) for root in [*readable, *writable]
+    ):
+        return "read"
+    if any(_within(path, root) for root in writable):
+        return "write"
+    if any(_within(path, root) for root in _destinations(spec)):
+        return "read"
+    tmp = private_tmp(spec)
+    if _within(path, tmp) and not any(_within(path, s) for s in _skeletons(spec, tmp)):
+        return "tmp"
+    return "absent"
 
 
 def _check(spec: Confinement) -> None:

@@ -33,8 +33,8 @@ Three attacks on top of the outputs, counted in the figure too:
   only), or from a file while a later step's credential comes from the keyring
   (registered before the first step runs).
 * a non-dumpable runtime: while ``runtime capability execute`` runs ``sleep``,
-  another process of the same user (nobody, through ``setpriv``, when the tests run
-  as root) cannot read ``/proc/<runtime pid>/environ``, though it reads the environ
+  another process of the same user (when the tests run as root: root without any
+  capability, through ``setpriv``) cannot read ``/proc/<runtime pid>/environ``, though it reads the environ
   of an ordinary process of that user.
 
 Scanned, for the token itself, its base64 forms and its URL-encoded forms:
@@ -638,32 +638,31 @@ def sleeping(marker: str) -> list[int]:
 def non_dumpable(s: Scene) -> list[str]:
     """While runtime runs a step, another process of its user cannot read its environ.
 
-    As root, runtime and the reader run as nobody (setpriv): root may read anything.
+    As root, runtime and the reader run as root without any capability (setpriv, as
+    the /proc attack's bystander): root's CAP_SYS_PTRACE reads any environ, and a
+    process of uid 0 without it is one more process of the same user. Not as nobody:
+    the Python that runs the tests may live in root's home (pyenv), which nobody cannot
+    load; root without capabilities runs the very interpreter and code under test.
     Returns the problems found.
     """
     problems: list[str] = []
     prefix: list[str] = []
     if os.geteuid() == 0:
-        require_tool("setpriv", "the non-dumpable shape runs runtime as nobody")
-        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-    who = " [as nobody]" if prefix else ""
+        require_tool("setpriv", "the non-dumpable shape runs runtime as root without capabilities")
+        prefix = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
+    who = " [as root without capabilities]" if prefix else ""
     # the step's program, unique to this run: `sleep MARKER`
     marker = str(3000 + os.getpid() % 1000)
-    # tmp_path lies under /tmp/pytest-of-root (0700): a folder nobody can reach
     base = Path(tempfile.mkdtemp(prefix="runtime-secrets-nodump-"))
     runtime: subprocess.Popen[str] | None = None
     control: subprocess.Popen[bytes] | None = None
     try:
-        base.chmod(0o755)
         user, work = base / "user", base / "user" / "work"
         write(
             work / "sleep.md",
             capability(f"version: v1\nworkflow:\n  - binary: sleep\n    args: ['{marker}']\n"),
         )
         policy = user_policy(base / "policy.yaml", ["sleep"])
-        if prefix:
-            for path in (user, work, work / "sleep.md"):
-                os.chown(path, 65534, 65534)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(user),
@@ -692,10 +691,14 @@ def non_dumpable(s: Scene) -> list[str]:
             env={"PATH": env["PATH"], "CONTROL_SECRET": "control-value"},
             stdin=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 5  # the control's exec done (root reads any environ)
+        # until the control is sleep itself: setpriv before its exec holds the variable
+        # too, but still has the capabilities it gives up at exec, so a reader without
+        # them may not read it yet
+        deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError):
-                if b"CONTROL_SECRET" in Path(f"/proc/{control.pid}/environ").read_bytes():
+                argv = Path(f"/proc/{control.pid}/cmdline").read_bytes().split(b"\0")
+                if argv[0].endswith(b"sleep"):
                     break
             time.sleep(0.01)
 

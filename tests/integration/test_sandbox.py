@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.execute.sandbox import Confinement, command, private_tmp, probe
+from runtime.execute.sandbox import Confinement, command, private_tmp, probe, view
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.integration
@@ -140,6 +140,32 @@ def test_write_root_is_writable_read_root_read_only_and_the_rest_absent(
     absent = run(bwrap, ["/usr/bin/ls", str(secret)], confinement)
     assert absent.returncode != 0
     assert "No such file or directory" in absent.stderr
+
+
+def test_outside_the_write_roots_and_the_private_tmp_nothing_is_writable(
+    bwrap: str, root: Path
+) -> None:
+    """bwrap's own root and the folders it makes on the way to a root (under the private
+    /tmp too) are read-only: a write there fails instead of vanishing with the step."""
+    work = folder(root / "deep" / "work")
+    confinement = spec(work, write_paths=(work,))
+    assert private_tmp(confinement) == "/tmp" and str(work).startswith("/tmp/")
+    beside, top = work.parent / "beside", Path("/" + "runtime-sandbox-" + secrets.token_hex(4))
+    for target in (beside, top, work.parent.parent / "x", Path("/usr-like")):
+        denied = run(bwrap, ["/usr/bin/mkdir", str(target)], confinement)
+        assert denied.returncode != 0, target
+        assert "Read-only file system" in denied.stderr, denied.stderr
+    assert not beside.exists() and not top.exists()
+    for target in (work / "made", Path("/tmp/scratch"), Path("/dev/shm/scratch")):
+        made = run(bwrap, ["/usr/bin/mkdir", str(target)], confinement)
+        assert made.returncode == 0, (target, made.stderr)
+    assert (work / "made").is_dir()
+
+    assert view(confinement, str(work / "x")) == "write"
+    assert view(confinement, "/usr/share") == "read"
+    assert view(confinement, "/tmp/scratch") == "tmp"
+    for path in (beside, top, work.parent.parent / "x"):
+        assert view(confinement, str(path)) == "absent", path
 
 
 def test_nested_roots_give_the_union_of_what_is_granted(bwrap: str, root: Path) -> None:
@@ -286,7 +312,7 @@ def test_command_line_order_is_the_documented_one(root: Path) -> None:
     head = ["/usr/bin/bwrap", "--unshare-all", "--die-with-parent"]
     assert argv[:5] == [*head, "--cap-drop", "ALL"]
     assert "--share-net" not in argv
-    assert argv[-4:] == ["--chdir", str(root), "--", "/usr/bin/true"]
+    assert argv[-6:] == ["--remount-ro", "/", "--chdir", str(root), "--", "/usr/bin/true"]
 
     def at(*words: str) -> int:
         return next(i for i in range(len(argv)) if argv[i : i + len(words)] == list(words))
