@@ -413,12 +413,17 @@ class GitHubHTTP:
 
     # -- lists and GraphQL --------------------------------------------------------------
     def paginate(
-        self, path: str, params: dict[str, Any], limit: int | None
+        self,
+        path: str,
+        params: dict[str, Any],
+        limit: int | None,
+        keep: Callable[[Any], bool] | None = None,
     ) -> tuple[list[Any], int]:
-        """Every page, or up to ``limit`` items: :func:`providers.github.pagination.paginate`."""
+        """Every page, or up to ``limit`` items (those ``keep`` keeps):
+        :func:`providers.github.pagination.paginate`."""
         from providers.github.pagination import paginate
 
-        return paginate(self, path, params, limit)
+        return paginate(self, path, params, limit, keep)
 
     def graphql(
         self, query: str, variables: Mapping[str, Any] | None = None, *, read_only: bool = False
