@@ -88,6 +88,15 @@ def gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
     return env
 
 
+def rejected_hint(default_host: str, host: str, what: str = "the github credential") -> str:
+    """What to do when ``host`` refused the token a step gave it (a 401)."""
+    login = "runtime auth login github" + ("" if host == default_host else f" --host {host}")
+    return (
+        f"{host} refused {what}: check it with `runtime auth status --live`, or store a "
+        f"new one with `{login}`"
+    )
+
+
 @dataclass(frozen=True)
 class Endpoints:
     host: str  # the credential's host name (github.com, ghe.example.com, 127.0.0.1:8443)

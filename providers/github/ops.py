@@ -17,7 +17,7 @@ from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
 from providers.github.arguments import build_body
-from providers.github.client import GitHubHTTP
+from providers.github.client import GitHubHTTP, TokenRejected
 from providers.github.payload import dumps
 from providers.github.replies import Response
 from providers.github.settings import check_settings
@@ -444,6 +444,18 @@ def gh_call(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     try:
         return operation.implementation(operation, call, env)  # type: ignore[no-any-return]
+    except TokenRejected as exc:
+        # the host refused the token: a credential failure (exit 4), as at login, whatever
+        # the step was doing with it
+        host = run_endpoints(env.environ, env.run).host
+        return StepOutcome(
+            ok=False,
+            error=exc.message,
+            hint=ep.rejected_hint(env.run.default_host("github"), host),
+            http_status=exc.http_status,
+            data=exc.data,
+            credential_rejected=True,
+        )
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # the handlers read what the server answered: an answer of another shape than
         # GitHub's (a list for an object, a null for a field, errors as an object) stops
