@@ -486,6 +486,8 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     inspection.credential_host = endpoints.host
     inspection.hosts = endpoints.network_hosts
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
+    # a variable set for another host is ignored: said where a person reads it too
+    inspection.warnings.extend(endpoints.ignored)
     _inspect_routes(operation, call, inspection)
     if operation.actions_from is not None and not operation.effect_inputs(call):
         # a document decided without its mutations: why (the plan shows each mutation)
