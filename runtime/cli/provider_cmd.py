@@ -66,10 +66,7 @@ def describe_option(option: Option) -> str:
 _KEY_VALUE_HEADING = "Options (key=value, after the positional arguments):"
 # where an operation stands for a command of a CLI (gh's), the flags that CLI spells its
 # options with work as well
-_OPTIONS_HEADING = (
-    "Options (key=value, after the positional arguments; or a flag in parentheses, "
-    "followed by the value):"
-)
+_OPTIONS_HEADING = "Options (key=value after the positional arguments, or a flag in parentheses):"
 
 
 def arguments_json(operation: Operation) -> list[dict[str, Any]]:
