@@ -248,12 +248,15 @@ def _bind_flag(
         at, start = index + 1, 0
         taken.add(at)
     else:
+        if isinstance(declared, Positional):
+            hint = f"write {flag} {declared.name}"
+        else:
+            form = value_form(declared)
+            hint = f"write {flag} VALUE, or {declared.name}=VALUE" + (
+                f"; it takes {form}" if form else ""
+            )
         return BindingProblem(
-            index,
-            f"'{flag}' needs a value in '{operation.name}'",
-            f"write {flag} {declared.name if isinstance(declared, Positional) else 'VALUE'}"
-            + (f" (or {declared.name}=VALUE)" if isinstance(declared, Option) else ""),
-            code="missing-value",
+            index, f"'{flag}' needs a value in '{operation.name}'", hint, code="missing-value"
         )
     if isinstance(declared, Option):
         if any(k == declared.name for k, _ in binding.options):

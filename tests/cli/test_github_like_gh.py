@@ -169,6 +169,20 @@ def test_issue_list_takes_gh_flags_and_gives_gh_fields(
     assert bad.code == 2 and "state=opened is not one of open, closed, all" in bad.stderr
     alone = cli("github", "issue", "list", "--limit", extra_env=genv)
     assert alone.code == 2 and "'--limit' needs a value" in alone.stderr
+    # as gh answers a bare --json: the fields there are
+    fields = cli("github", "issue", "list", "--json", extra_env=genv)
+    assert fields.code == 2
+    assert "write --json VALUE, or json=VALUE; it takes assignees|author|" in fields.stderr
+
+
+def test_release_list_takes_gh_repo_flag_and_json(
+    cli: Any, gh: GitHubDouble, genv: dict[str, str]
+) -> None:
+    gh.add_release("acme", "app", "v1.0.0", name="One")
+    code, doc = run(cli, genv, "release", "list", "-R", "acme/app", "--json", "tagName,name")
+    assert code == 0, doc
+    assert doc["steps"][0]["data"] == [{"name": "One", "tagName": "v1.0.0"}]
+    assert sent(gh) == ["/repos/acme/app/releases?per_page=100"]
 
 
 def test_gh_flags_in_a_capability_bind_as_authored(
