@@ -16,6 +16,7 @@ failures to exit codes. The hierarchy (exit code, ``code``)::
     │   │   └── NotFound              2  not-found
     │   ├── PolicyRefusal             3  policy-refused      step status "refused"
     │   ├── MissingCredential         4  missing-credential  step status "missing-credential"
+    │   │   └── RejectedCredential    4  rejected-credential the host refused it (a 401)
     │   ├── MissingCapability         5  missing-capability  step status "missing-capability"
     │   ├── StepError                 1  step-failed         step status "failed"
     │   ├── InternalError            70  internal-error      a bug in runtime
@@ -59,7 +60,10 @@ class ExitCode(IntEnum):
     )
     INVALID = 2, "invalid capability, policy, usage or inputs; nothing ran"
     POLICY_REFUSED = 3, "refused by policy; nothing ran"
-    MISSING_CREDENTIAL = 4, "a step needs a credential that could not be resolved"
+    MISSING_CREDENTIAL = (
+        4,
+        "a step needs a credential that could not be resolved, or that the host rejected",
+    )
     MISSING_CAPABILITY = (
         5,
         "missing capability: a required requirement is not met on this machine "
@@ -167,6 +171,13 @@ class MissingCredential(RuntimeFailure):
     exit_code = ExitCode.MISSING_CREDENTIAL
     code = "missing-credential"
     status = "missing-credential"
+
+
+class RejectedCredential(MissingCredential):
+    """The host refused the credential a step gave it (HTTP 401, the step's provider
+    says): the run ends as one without a credential does, since a new one is the fix."""
+
+    code = "rejected-credential"
 
 
 class MissingCapability(RuntimeFailure):

@@ -176,7 +176,7 @@ def resolve(run: Run) -> None:
     or binary, its effect, what its provider sees of it): the plan. Nothing outside the
     process changes."""
     from runtime.execute.services import RunServices
-    from runtime.plan.build import build_plan
+    from runtime.plan.build import build_plan, provider_warnings
     from runtime.plan.substitute import (
         check_inputs,
         check_sizes,
@@ -206,6 +206,7 @@ def resolve(run: Run) -> None:
     run.plan = build_plan(
         cap, run.inputs, run.ws, run.services, run.resolved, refuse=not inspecting
     )
+    run.problems += provider_warnings(run.plan, run.redactor)
 
 
 def policy(run: Run) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from providers.github.cli_args import GH
+from providers.github.fields import FIELDS
 from runtime.provider import (
     BoundCall,
     CredentialKind,
@@ -30,6 +31,8 @@ from runtime.provider.operations import Action, BindingProblem, Effect, EffectRu
 from runtime.provider.programs import ProgramProfile
 
 _OPS = "providers.github.ops:"
+# gh's flags where gh has the option (gh issue list -L 5 --state all): a gh user's
+# habit works on the operations served over REST too
 _PAGING = (
     Option(
         "per_page",
@@ -37,13 +40,31 @@ _PAGING = (
         type="int",
         range=(1, 100),
     ),
-    Option("limit", "stop after this many items", type="int", range=(1, None)),
+    Option(
+        "limit", "stop after this many items", type="int", range=(1, None), flags=("--limit", "-L")
+    ),
 )
 _DIRECTION = Option("direction", "the order of the sort", choices=("asc", "desc"))
 # the route parameters a repository or an organization fills: an authored value is checked
 # at validation (a path in a repository may hold any segments)
-_NAMES_IN_ROUTE = ("{owner}/{repo}", "{org}")
+_ORG_OR_REPO = "{owner}/{repo}|{org}"  # OWNER/REPO when the value holds a '/', else ORG
+_NAMES_IN_ROUTE = ("{owner}/{repo}", "{org}", _ORG_OR_REPO)
 _REPO = Positional("OWNER/REPO", help="a repository, as owner/name", in_route="{owner}/{repo}")
+
+
+def _json(operation: str) -> Option:
+    """``--json FIELDS`` (``json=``): the answer as gh's ``--json`` gives it, in gh's field
+    names (:mod:`providers.github.fields`); a field gh has but REST does not give is not
+    among them."""
+    return Option(
+        "json",
+        "print these fields as JSON, as gh's --json does (gh's names)",
+        type="list",
+        choices=tuple(FIELDS[operation]),
+        flags=("--json",),
+    )
+
+
 # ORG of repo list, issue list and team list: else the active context's organization
 _CONTEXT_ORG = Positional(
     "ORG",
@@ -187,6 +208,7 @@ OPERATIONS: tuple[Operation, ...] = (
             Option("sort", choices=("created", "updated", "pushed", "full_name")),
             _DIRECTION,
             *_PAGING,
+            _json("repo list"),
         ),
         routes=("GET /orgs/{org}/repos", "GET /user/repos"),
         handler=_OPS + "repo_list",
@@ -196,6 +218,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "repo view",
         "One repository",
         positionals=(_REPO,),
+        options=(_json("repo view"),),
         routes=("GET /repos/{owner}/{repo}",),
         handler=_OPS + "rest_get",
         columns=_fields(
@@ -209,7 +232,7 @@ OPERATIONS: tuple[Operation, ...] = (
             "open_issues_count",
             "html_url",
         ),
-        example="runtime github repo view cli/cli",
+        example="runtime github repo view cli/cli --json name,url",
     ),
     _rest(
         "repo create",
@@ -237,24 +260,39 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     _rest(
         "issue list",
-        "Issues of ORG (else the context's organization, else assigned to you)",
-        positionals=(_CONTEXT_ORG,),
+        "Open issues of a repository or of an organization's repositories (else the "
+        "context's organization, else those assigned to you); never pull requests",
+        positionals=(
+            Positional(
+                "OWNER/REPO|ORG",
+                required=False,
+                help="OWNER/REPO, or an organization's login (its repositories you can "
+                "see as a member)",
+                context_default="organization",
+                in_route=_ORG_OR_REPO,
+                flags=("--repo", "-R"),
+            ),
+        ),
         options=(
             Option(
                 "filter",
-                "which issues",
+                "which issues of an organization's or your own (default: all of an "
+                "organization's, those assigned to you of your own)",
                 choices=("assigned", "created", "mentioned", "subscribed", "repos", "all"),
             ),
-            Option("state", choices=("open", "closed", "all")),
-            Option("labels", "comma-separated label names"),
+            Option(
+                "state", "default: open", choices=("open", "closed", "all"), flags=("--state", "-s")
+            ),
+            Option("labels", "comma-separated label names", flags=("--label", "-l")),
             Option("sort", choices=("created", "updated", "comments")),
             _DIRECTION,
             Option("since", "only issues updated at or after this time (ISO 8601)"),
             *_PAGING,
+            _json("issue list"),
         ),
-        routes=("GET /orgs/{org}/issues", "GET /issues"),
+        routes=("GET /repos/{owner}/{repo}/issues", "GET /orgs/{org}/issues", "GET /issues"),
         handler=_OPS + "issue_list",
-        example="runtime github issue list acme state=open",
+        example="runtime github issue list acme/app --state all --limit 20",
     ),
     _rest(
         "file put",
@@ -281,12 +319,12 @@ OPERATIONS: tuple[Operation, ...] = (
     _rest(
         "release list",
         "Releases of a repository, newest first",
-        positionals=(_REPO,),
-        options=_PAGING,
+        positionals=(_REPO._replace(flags=("--repo", "-R")),),
+        options=(*_PAGING, _json("release list")),
         routes=("GET /repos/{owner}/{repo}/releases",),
         handler=_OPS + "rest_list",
         columns=(("TAG", "tag_name"), ("NAME", "name"), ("PUBLISHED", "published_at")),
-        example="runtime github release list cli/cli limit=10",
+        example="runtime github release list cli/cli --limit 10",
     ),
     _rest(
         "api",
@@ -432,7 +470,9 @@ SETTINGS = (
         host_setting("github_host"),
         in_config=True,
     ),
-    SettingKind("organization", "the default organization (ORG of repo list, issue list...)"),
+    SettingKind(
+        "organization", "the default organization (ORG of repo list, team list, issue list...)"
+    ),
 )
 
 
@@ -480,17 +520,21 @@ class GitHubProvider(ProviderBase):
             from providers.github.routes import check_repo_create
 
             problems += check_repo_create(call)
+        if operation.name == "issue list":
+            from providers.github.routes import check_issue_list
+
+            problems += check_issue_list(call)
         binding, args = call.binding, call.args
         if binding is None:
             return problems
         declared = {p.name: p.in_route for p in operation.positionals}
         declared.update((o.name, o.in_route) for o in operation.options or ())
         authored = [
-            (index, args[index], declared[name])
+            (index, args[index][binding.value_start(index) :], declared[name])
             for name, index in binding.positionals.items()
             if declared.get(name) in _NAMES_IN_ROUTE and "${" not in args[index]
         ] + [
-            (index, args[index].partition("=")[2], declared[key])
+            (index, args[index][binding.value_start(index, key) :], declared[key])
             for key, index in binding.options
             if declared.get(key) in _NAMES_IN_ROUTE and "${" not in args[index]
         ]

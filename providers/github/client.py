@@ -91,6 +91,11 @@ def _check_location(response: httpx.Response) -> None:
             raise _BadLocation(response.status_code, location, str(exc)) from None
 
 
+class TokenRejected(StepError):
+    """A 401 to a request that carried the token, from the host it belongs to: the host
+    refused the token (not a page it was redirected to without one)."""
+
+
 class GitHubHTTP:
     def __init__(
         self,
@@ -402,9 +407,18 @@ class GitHubHTTP:
         if message:
             text += f": {shorten(message, 300)}"
         hint = f"see {docs}" if docs else None
-        if response.status_code == 401:
-            hint = "the token was rejected: check it with `runtime auth status --live`"
-        return StepError(
+        kind = StepError
+        if response.status_code == 401 and origin(str(response.url)) in self._homes:
+            hint, kind = (
+                "the token was rejected: check it with `runtime auth status --live`",
+                TokenRejected,
+            )
+        elif response.status_code == 401:
+            hint = (
+                f"the answer came from {origin(str(response.url))[1]}, which a redirect led "
+                "to and which runtime sends no token to"
+            )
+        return kind(
             text,
             hint=hint,
             http_status=response.status_code,
@@ -413,12 +427,17 @@ class GitHubHTTP:
 
     # -- lists and GraphQL --------------------------------------------------------------
     def paginate(
-        self, path: str, params: dict[str, Any], limit: int | None
+        self,
+        path: str,
+        params: dict[str, Any],
+        limit: int | None,
+        keep: Callable[[Any], bool] | None = None,
     ) -> tuple[list[Any], int]:
-        """Every page, or up to ``limit`` items: :func:`providers.github.pagination.paginate`."""
+        """Every page, or up to ``limit`` items (those ``keep`` keeps):
+        :func:`providers.github.pagination.paginate`."""
         from providers.github.pagination import paginate
 
-        return paginate(self, path, params, limit)
+        return paginate(self, path, params, limit, keep)
 
     def graphql(
         self, query: str, variables: Mapping[str, Any] | None = None, *, read_only: bool = False

@@ -88,12 +88,24 @@ def gh_environment(token: str, host: str, config_dir: str) -> dict[str, str]:
     return env
 
 
+def rejected_hint(default_host: str, host: str, what: str = "the github credential") -> str:
+    """What to do when ``host`` refused the token a step gave it (a 401)."""
+    login = "runtime auth login github" + ("" if host == default_host else f" --host {host}")
+    return (
+        f"{host} refused {what}: check it with `runtime auth status --live`, or store a "
+        f"new one with `{login}`"
+    )
+
+
 @dataclass(frozen=True)
 class Endpoints:
     host: str  # the credential's host name (github.com, ghe.example.com, 127.0.0.1:8443)
     api: str  # REST base URL without a trailing slash
     graphql: str
     host_source: str  # where the host came from, for plan output
+    # the variables set that were ignored, each with why: warnings a person reads on
+    # stderr (a GITHUB_API_URL of another host than the context's)
+    ignored: tuple[str, ...] = ()
 
     @property
     def api_host(self) -> str:
@@ -158,13 +170,20 @@ def resolve(
     graphql_env = environ.get("GITHUB_GRAPHQL_URL")
     if api_env:  # refused before anything reads its host (a host is never user:pw@host)
         _parse(api_env, "GITHUB_API_URL")
+    ignored: list[str] = []
     if context_host:
         host = context_host
         source = source_label or f"context '{context_name}'"
-        if api_env and host_of_api_url(api_env) != host:
+        if api_env and (other := host_of_api_url(api_env)) != host:
             # GITHUB_API_URL describes another host: never send this host's token there
             api_env = graphql_env = None
             source += "; GITHUB_API_URL ignored (another host)"
+            ignored.append(
+                f"GITHUB_API_URL is ignored: it points at {other}, but {source.split(';')[0]} "
+                f"sets github_host {host}, so the github steps talk to {host} (unset "
+                "GITHUB_API_URL, or use a context without github_host, to talk to "
+                f"{other})"
+            )
     elif api_env:
         host = host_of_api_url(api_env)
         source = "GITHUB_API_URL"
@@ -186,4 +205,9 @@ def resolve(
         else:
             # another host than the REST API's: never send this host's token there
             source += "; GITHUB_GRAPHQL_URL ignored (another host)"
-    return Endpoints(host, api, graphql, source)
+            ignored.append(
+                f"GITHUB_GRAPHQL_URL is ignored: it points at {urlsplit(named).netloc}, "
+                f"another host than the REST API's ({urlsplit(api).netloc}), so GraphQL "
+                f"goes to {graphql}"
+            )
+    return Endpoints(host, api, graphql, source, tuple(ignored))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 
-from providers.github.endpoints import Endpoints, gh_environment
+from providers.github.endpoints import Endpoints, gh_environment, rejected_hint
 from providers.github.payload import loads
 from runtime.provider import BoundCall, Operation, StepEnvironment, StepError, StepOutcome
 
@@ -63,10 +63,10 @@ def run_gh(
         if result.blocked:
             outcome.error += f"; its network refused a connection: {result.blocked[0]}"
         if "HTTP 401" in said:
-            default = env.run.default_host("github") == endpoints.host
-            login = "runtime auth login github" + ("" if default else f" --host {endpoints.host}")
-            outcome.hint = (
-                f"{endpoints.host} refused the github credential runtime gave gh: check it "
-                f"with `runtime auth status --live`, or store a new one with `{login}`"
+            outcome.hint = rejected_hint(
+                env.run.default_host("github"),
+                endpoints.host,
+                "the github credential runtime gave gh",
             )
+            outcome.credential_rejected = True  # exit 4, as a REST step's 401 is
     return outcome

@@ -17,7 +17,7 @@ from urllib.parse import quote as _quote
 
 from providers.github import endpoints as ep
 from providers.github.arguments import build_body
-from providers.github.client import GitHubHTTP
+from providers.github.client import GitHubHTTP, TokenRejected
 from providers.github.payload import dumps
 from providers.github.replies import Response
 from providers.github.settings import check_settings
@@ -112,8 +112,9 @@ def _limit(call: BoundCall) -> int | None:
     return int(raw)
 
 
-def _query(call: BoundCall, *, skip: tuple[str, ...] = ("limit",)) -> dict[str, str]:
-    """The options that are query parameters: every declared one but ``skip``."""
+def _query(call: BoundCall, *, skip: tuple[str, ...] = ("limit", "json")) -> dict[str, str]:
+    """The options that are query parameters: every declared one but ``skip`` (what the
+    provider reads itself: how many items, which fields to print)."""
     return {k: v for k, v in call.options if k not in skip}
 
 
@@ -138,7 +139,11 @@ def _route_params(operation: Operation, values: dict[str, str]) -> dict[str, str
         value = values.get(arg.name)
         if arg.in_route is None or value is None:
             continue
-        names = _PARAM.findall(arg.in_route)
+        # one of several (OWNER/REPO or ORG): the one whose form the value has
+        in_route = next(
+            (a for a in arg.in_route.split("|") if ("/" in a) == ("/" in value)), arg.in_route
+        )
+        names = _PARAM.findall(in_route)
         if len(names) == 2:  # {owner}/{repo}
             params.update(zip(names, _split_repo(value), strict=True))
         elif names == ["path"]:  # one or more segments
@@ -208,9 +213,23 @@ def _ok(data: Any, text: str, status: int) -> StepOutcome:
 # -- REST operations ------------------------------------------------------------------------
 
 
+def _as_json(operation: Operation, call: BoundCall, data: Any, status: int) -> StepOutcome | None:
+    """With ``--json FIELDS`` (``json=``), the answer as gh's ``--json`` gives it: those
+    fields of each item, printed as JSON, and the step's data; None without it."""
+    names = call.option("json")
+    if names is None:
+        return None
+    from providers.github.fields import select
+
+    selected = select(operation.name, data, names)
+    return _ok(selected, dumps(selected), status)
+
+
 def rest_get(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     """GET the operation's route: one object, summarised by the declared columns."""
     r = client(env).request("GET", route(operation, "GET", _values(operation, call, env.run)))
+    if (selected := _as_json(operation, call, r.data, r.status)) is not None:
+        return selected
     lines = [
         f"{header}: {value}"
         for header, get in _columns(operation)
@@ -224,11 +243,19 @@ def rest_list(
     call: BoundCall,
     env: StepEnvironment,
     columns: list[tuple[str, Callable[[dict[str, Any]], Any]]] | None = None,
+    *,
+    query: dict[str, str] | None = None,
+    keep: Callable[[Any], bool] | None = None,
 ) -> StepOutcome:
     """GET the operation's route, every page (or up to ``limit=``): a table of the
-    declared columns. The options but ``limit`` are the query."""
+    declared columns, or the ``--json`` fields. The options but ``limit`` and ``json``
+    are the query (unless ``query`` is given); ``keep`` says which items count."""
     path = route(operation, "GET", _values(operation, call, env.run))
-    items, status = client(env).paginate(path, _query(call), _limit(call))
+    items, status = client(env).paginate(
+        path, _query(call) if query is None else query, _limit(call), keep=keep
+    )
+    if (selected := _as_json(operation, call, items, status)) is not None:
+        return selected
     return _ok(items, _table(items, columns or _columns(operation)), status)
 
 
@@ -245,11 +272,24 @@ def repo_list(operation: Operation, call: BoundCall, env: StepEnvironment) -> St
 
 
 def issue_list(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
-    def issue(item: dict[str, Any]) -> str:
-        return f"{(item.get('repository') or {}).get('full_name', '')}#{item.get('number')}"
+    """A repository's issues, an organization's or your own, as gh's ``issue list`` means
+    issues: never a pull request (GitHub's issues routes answer those too, marked by their
+    ``pull_request`` key), open unless ``state=`` says otherwise. Of an organization, all
+    the issues of its repositories you can see as a member (``filter=all``), not only
+    those assigned to you, which is GitHub's default for that route."""
+    from providers.github.fields import full_name
 
+    def issue(item: dict[str, Any]) -> str:
+        return f"{full_name(item) or ''}#{item.get('number')}"
+
+    query = _query(call)
+    path = route(operation, "GET", _values(operation, call, env.run))
+    if path.startswith("/orgs/"):
+        query.setdefault("filter", "all")
     columns = [("ISSUE", issue), ("STATE", _field("state")), ("TITLE", _field("title"))]
-    return rest_list(operation, call, env, columns)
+    return rest_list(
+        operation, call, env, columns, query=query, keep=lambda i: "pull_request" not in i
+    )
 
 
 def repo_create(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
@@ -404,6 +444,18 @@ def gh_call(operation: Operation, call: BoundCall, env: StepEnvironment) -> Step
 def execute(operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
     try:
         return operation.implementation(operation, call, env)  # type: ignore[no-any-return]
+    except TokenRejected as exc:
+        # the host refused the token: a credential failure (exit 4), as at login, whatever
+        # the step was doing with it
+        host = run_endpoints(env.environ, env.run).host
+        return StepOutcome(
+            ok=False,
+            error=exc.message,
+            hint=ep.rejected_hint(env.run.default_host("github"), host),
+            http_status=exc.http_status,
+            data=exc.data,
+            credential_rejected=True,
+        )
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # the handlers read what the server answered: an answer of another shape than
         # GitHub's (a list for an object, a null for a field, errors as an object) stops
@@ -434,6 +486,8 @@ def inspect(operation: Operation, call: BoundCall, run: RunContext) -> Inspectio
     inspection.credential_host = endpoints.host
     inspection.hosts = endpoints.network_hosts
     inspection.notes.append(f"host {endpoints.host} ({endpoints.host_source})")
+    # a variable set for another host is ignored: said where a person reads it too
+    inspection.warnings.extend(endpoints.ignored)
     _inspect_routes(operation, call, inspection)
     if operation.actions_from is not None and not operation.effect_inputs(call):
         # a document decided without its mutations: why (the plan shows each mutation)
@@ -501,6 +555,8 @@ def _inspect_routes(operation: Operation, call: BoundCall, inspection: Inspectio
             )
     if operation.name == "repo create":
         inspection.problems.extend(routes.check_repo_create(call))
+    if operation.name == "issue list":
+        inspection.problems.extend(routes.check_issue_list(call))
 
 
 def check_token(environ: Any, run: RunContext, host: str, token: str) -> dict[str, Any]:

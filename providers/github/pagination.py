@@ -8,6 +8,7 @@ and never a page already read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from providers.github.urls import join_url, route_of, without_secrets
@@ -33,9 +34,15 @@ LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
 
 def paginate(
-    http: Pages, path: str, params: dict[str, Any], limit: int | None
+    http: Pages,
+    path: str,
+    params: dict[str, Any],
+    limit: int | None,
+    keep: Callable[[Any], bool] | None = None,
 ) -> tuple[list[Any], int]:
     """Every page (Link rel="next"), or up to ``limit`` items. Returns (items, last status).
+    ``keep`` says which items count (the pull requests GitHub lists among issues do not):
+    the others are left out, and ``limit`` counts the kept ones.
 
     At most :attr:`GitHubHTTP.max_pages` pages, and never one already read: a server that
     always links a next page fails the step instead of holding it forever.
@@ -65,7 +72,7 @@ def paginate(
             page = next((v for v in page.values() if isinstance(v, list)), [])
         if not isinstance(page, list):
             raise StepError(f"expected a list from GET {route_of(url)}, got {type(page).__name__}")
-        items.extend(page)
+        items.extend(page if keep is None else [item for item in page if keep(item)])
         if limit is not None and len(items) >= limit:
             return items[:limit], status
         match = LINK_NEXT.search(response.headers.get("link", ""))

@@ -180,7 +180,13 @@ def nearest(method: str, path: str) -> Route | None:
 
 # How a declared argument's value fills a route (its ``in_route``), as value_problems
 # checks it: a file path (segments), a repository (owner/name), one name.
-VALUE_KINDS = {"{path}": "path", "{owner}/{repo}": "owner/repo", "{org}": "org"}
+# ``org-or-repo``: OWNER/REPO when the value holds a '/', else ORG (issue list's target).
+VALUE_KINDS = {
+    "{path}": "path",
+    "{owner}/{repo}": "owner/repo",
+    "{org}": "org",
+    "{owner}/{repo}|{org}": "org-or-repo",
+}
 _FORBIDDEN = re.compile(r"[?#%\s\x00-\x1f\x7f-\x9f]")
 VALUE_HINT = (
     "a value in a route may not hold ?, #, %, whitespace, control characters or '.'/'..' "
@@ -253,7 +259,7 @@ def value_problems(index: int, pieces: Sequence[Piece], kind: str) -> list[Bindi
                 f"the value of {_names([piece.input])} contains '/': ORG is one name",
                 "give the organization's login, such as acme",
             )
-        elif kind == "owner/repo" and piece.text.count("/") > 1:
+        elif kind in ("owner/repo", "org-or-repo") and piece.text.count("/") > 1:
             refuse(
                 [piece.input],
                 f"the value of {_names([piece.input])} contains more than one '/': "
@@ -274,6 +280,8 @@ def value_problems(index: int, pieces: Sequence[Piece], kind: str) -> list[Bindi
         return problems
     resolved = "".join(p.text for p in pieces)
     everyone = [p.input for p in supplied if p.input is not None]
+    if kind == "org-or-repo":
+        kind = "owner/repo" if "/" in resolved else "org"
     if kind == "org" and not _fillable(resolved):
         refuse(
             everyone,
@@ -294,6 +302,8 @@ def authored_problems(index: int, value: str, kind: str) -> list[BindingProblem]
     an OWNER/REPO that is not two names, an ORG that is not one. Found at validation,
     before anything runs, as an input's value is at plan time."""
     parts = value.split("/")
+    if kind == "org-or-repo":
+        kind = "owner/repo" if "/" in value else "org"
     if kind == "owner/repo" and (
         len(parts) != 2 or not all(_fillable(p) for p in parts) or _forbidden(value)
     ):
@@ -453,5 +463,34 @@ def check_repo_create(call: BoundCall) -> list[BindingProblem]:
             "add org=ORG (an organization on GitHub Enterprise Cloud or Server), or use "
             "visibility=private or visibility=public",
             code="missing-option",
+        )
+    ]
+
+
+# -- issue list -------------------------------------------------------------------------------
+
+
+def check_issue_list(call: BoundCall) -> list[BindingProblem]:
+    """``filter=`` with a repository: it is a parameter of an organization's and of your
+    own issues (GET /orgs/{org}/issues, GET /issues), which GET /repos/{owner}/{repo}/issues
+    does not take: GitHub would ignore it and list what it was asked not to. Refused
+    before anything runs; a value not known yet is checked once it is."""
+    target = call.pieces_of("OWNER/REPO|ORG")
+    given = call.option_pieces("filter")
+    if call.option("filter") is None or any(p.missing for p in (*target, *given)):
+        return []
+    repository = "".join(p.text for p in target)
+    if "/" not in repository:
+        return []
+    binding = call.binding
+    index = next((i for k, i in binding.options if k == "filter"), -1) if binding else -1
+    return [
+        BindingProblem(
+            index,
+            f"filter= selects among an organization's or your own issues, not those of a "
+            f"repository ({repository})",
+            "drop filter=; a repository's issues are all listed (state= and labels= "
+            "narrow them), or give the organization instead",
+            code="bad-arguments",
         )
     ]

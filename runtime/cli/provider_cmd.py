@@ -45,13 +45,28 @@ def describe_positional(positional: Positional) -> str:
     parts = [value_form(positional), positional.help]
     if positional.context_default:
         parts.append(f"default: the context's {positional.context_default}")
+    if positional.flags:
+        parts.append(f"or with {' / '.join(positional.flags)}")
     return "; ".join(p for p in parts if p)
 
 
 def describe_option(option: Option) -> str:
-    """``state=open|closed|all``, ``per_page=1..100``, ``name=... (required)``."""
+    """``state=open|closed|all``, ``per_page=1..100``, ``name=... (required)``, and the
+    flags that stand for it: ``limit=1.. (--limit, -L)``."""
     form = value_form(option) or ("..." if option.required else "")
-    return option.name + (f"={form}" if form else "") + (" (required)" if option.required else "")
+    flags = f" ({', '.join(option.flags)})" if option.flags else ""
+    return (
+        option.name
+        + (f"={form}" if form else "")
+        + (" (required)" if option.required else "")
+        + flags
+    )
+
+
+_KEY_VALUE_HEADING = "Options (key=value, after the positional arguments):"
+# where an operation stands for a command of a CLI (gh's), the flags that CLI spells its
+# options with work as well
+_OPTIONS_HEADING = "Options (key=value after the positional arguments, or a flag in parentheses):"
 
 
 def arguments_json(operation: Operation) -> list[dict[str, Any]]:
@@ -64,6 +79,7 @@ def arguments_json(operation: Operation) -> list[dict[str, Any]]:
             "choices": list(arg.choices),
             "range": list(arg.range) if arg.range else None,
             "context_default": arg.context_default if isinstance(arg, Positional) else None,
+            "flags": list(arg.flags),
             "help": arg.help,
         }
         for arg in operation.arguments
@@ -115,7 +131,8 @@ def print_provider_help(provider: Provider) -> None:
     with_options = [op for op in provider.operations if op.options]
     if with_options:
         out()
-        out("Options (key=value, after the positional arguments):")
+        flagged = any(o.flags for op in with_options for o in op.options or ())
+        out(_OPTIONS_HEADING if flagged else _KEY_VALUE_HEADING)
         for op in with_options:
             out_wrapped(
                 f"{op.name}: {', '.join(describe_option(o) for o in op.options or ())}", "  "
@@ -176,7 +193,7 @@ def print_operation_help(provider: Provider, op: Operation) -> None:
             out(line)
     if op.options:
         out()
-        out("Options (key=value, after the positional arguments):")
+        out(_OPTIONS_HEADING if any(o.flags for o in op.options) else _KEY_VALUE_HEADING)
         for option in op.options:
             line = describe_option(option) + (f": {option.help}" if option.help else "")
             out_wrapped(line, "  ", hanging="    ")

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from runtime.errors import Failure, Interrupted, StepError, Terminated
+from runtime.errors import Failure, Interrupted, RejectedCredential, StepError, Terminated
 from runtime.execute.audit import AuditError, AuditLog
 from runtime.log import INFO, WARNING, get_logger
 from runtime.plan.build import Plan, PlannedStep
@@ -307,7 +307,8 @@ def _run_step(
     duration_ms = (time.perf_counter() - started) * 1000
     if outcome.ok:
         return StepResult(planned, True, outcome, duration_ms)
-    failed = StepError(outcome.error or "the step failed", hint=outcome.hint)
+    kind = RejectedCredential if outcome.credential_rejected else StepError
+    failed = kind(outcome.error or "the step failed", hint=outcome.hint)
     return StepResult.failed(planned, failed, outcome=outcome, duration_ms=duration_ms)
 
 

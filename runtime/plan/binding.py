@@ -29,6 +29,15 @@ _INT = re.compile(r"-?[0-9]+")
 
 def value_problem(arg: Argument, value: str) -> str | None:
     """Why ``value`` is not what ``arg`` declares (its type, range or choices), or None."""
+    if arg.type == "list":
+        items = value.split(",")
+        if not all(items):
+            return "has an empty item (the names are separated by single commas)"
+        unknown = [item for item in items if arg.choices and item not in arg.choices]
+        if unknown:
+            which = "which is" if len(unknown) == 1 else "which are"
+            return f"names {', '.join(unknown)}, {which} not among {', '.join(arg.choices)}"
+        return None
     if arg.choices and value not in arg.choices:
         return f"is not one of {', '.join(arg.choices)}"
     if arg.type == "bool" and value not in ("true", "false"):
@@ -48,7 +57,10 @@ def value_problem(arg: Argument, value: str) -> str | None:
 
 
 def value_form(arg: Argument) -> str:
-    """What ``arg`` takes, for help and the spec tables: ``open|closed|all``, ``1..100``."""
+    """What ``arg`` takes, for help and the spec tables: ``open|closed|all``, ``1..100``,
+    ``a|b[,...]`` (a list of names)."""
+    if arg.type == "list":
+        return ("|".join(arg.choices) if arg.choices else "NAME") + "[,...]"
     if arg.choices:
         return "|".join(arg.choices)
     if arg.type == "bool":
@@ -104,13 +116,22 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
     names = operation.option_names()
     pending = list(operation.positionals)
     in_flags = False  # for pass-through operations, positionals come before the first flag
-    taken: set[int] = set()  # args read as the value of a flag already refused
+    taken: set[int] = set()  # args read as the value of a flag
+    flags = _declared_flags(operation)
     for index, arg in enumerate(rest):
         if index in taken:
             continue
         if operation.passthrough and (in_flags or not pending or arg.startswith("-")):
             in_flags = True
             binding.passthrough.append(index)
+            continue
+        declared = flags.get(arg.partition("=")[0]) if arg.startswith("-") else None
+        if declared is not None:
+            # a flag the operation declares (gh's --limit, -R): the value it gives binds
+            # where its key=value option or its positional would
+            problem = _bind_flag(operation, binding, pending, rest, index, declared, taken)
+            if problem is not None:
+                problems.append(problem)
             continue
         if arg.startswith("-") and len(arg) > 1 and operation.transport in ("rest", "graphql"):
             # an API call's positionals are names and routes: a flag written as for a CLI
@@ -204,6 +225,62 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
     return binding, problems
 
 
+def _declared_flags(operation: Operation) -> dict[str, Argument]:
+    """Each flag the operation's arguments declare, and the argument it gives a value."""
+    return {flag: arg for arg in operation.arguments for flag in arg.flags}
+
+
+def _bind_flag(
+    operation: Operation,
+    binding: Binding,
+    pending: list[Positional],
+    rest: Sequence[str],
+    index: int,
+    declared: Argument,
+    taken: set[int],
+) -> BindingProblem | None:
+    """Bind the value ``rest[index]``, a declared flag, gives ``declared``: what follows
+    its ``=``, else the next arg whatever it is (as gh's value flags take it)."""
+    flag, eq, _ = rest[index].partition("=")
+    if eq:
+        at, start = index, len(flag) + 1
+    elif index + 1 < len(rest):
+        at, start = index + 1, 0
+        taken.add(at)
+    else:
+        if isinstance(declared, Positional):
+            hint = f"write {flag} {declared.name}"
+        else:
+            form = value_form(declared)
+            hint = f"write {flag} VALUE, or {declared.name}=VALUE" + (
+                f"; it takes {form}" if form else ""
+            )
+        return BindingProblem(
+            index, f"'{flag}' needs a value in '{operation.name}'", hint, code="missing-value"
+        )
+    if isinstance(declared, Option):
+        if any(k == declared.name for k, _ in binding.options):
+            return BindingProblem(
+                index,
+                f"option '{declared.name}' is given twice for '{operation.name}' ({flag})",
+                f"give {declared.name}= or {flag} once",
+                code="duplicate-option",
+            )
+        binding.options.append((declared.name, at))
+    else:
+        if declared not in pending:
+            return BindingProblem(
+                index,
+                f"{declared.name} is given twice for '{operation.name}' ({flag})",
+                f"give {declared.name} once: as an argument or with {flag}",
+                code="duplicate-argument",
+            )
+        pending.remove(declared)
+        binding.positionals[declared.name] = at
+    binding.starts[at] = start
+    return None
+
+
 def _flag_problem(
     operation: Operation, rest: Sequence[str], index: int
 ) -> tuple[BindingProblem, int | None]:
@@ -236,6 +313,11 @@ def _flag_problem(
     instead = dict(operation.flag_hints).get(flag.partition("=")[0])
     if instead is not None:
         return _instead(message, instead, rest, index)
+    flags = list(_declared_flags(operation))
+    if flags:  # it takes some: this is not one of them
+        message = (
+            f"'{_short(flag)}' is not a flag of '{operation.name}' (its flags: {', '.join(flags)})"
+        )
     if key:
         declared = next((o for o in operation.options or () if o.name == key), None)
         shown = value or ("true" if declared is not None and declared.type == "bool" else "VALUE")
@@ -274,9 +356,16 @@ def resolve_call(
     pieces: Sequence[tuple[Piece, ...]] = (),
 ) -> BoundCall:
     """The call of ``binding`` on the resolved args; ``pieces`` (per arg) say where they came from."""
+    # a value starts where the authored arg has it (after ``key=`` or ``--flag=``):
+    # authored text, which substitution leaves as it is
     return BoundCall(
-        positionals={name: resolved_rest[i] for name, i in binding.positionals.items()},
-        options=[(key, OPTION_RE.match(resolved_rest[i]).group(2)) for key, i in binding.options]  # type: ignore[union-attr]
+        positionals={
+            name: resolved_rest[i][binding.value_start(i) :]
+            for name, i in binding.positionals.items()
+        },
+        options=[
+            (key, resolved_rest[i][binding.value_start(i, key) :]) for key, i in binding.options
+        ]
         if binding.options
         else [],
         passthrough=[resolved_rest[i] for i in binding.passthrough],

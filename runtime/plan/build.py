@@ -157,6 +157,31 @@ def build_plan(
     return Plan(cap, dict(inputs), steps)
 
 
+def provider_warnings(plan: Plan, redactor: Redactor) -> list[Problem]:
+    """What the providers warn of the plan's calls (``Inspection.warnings``, a setting they
+    ignore): warnings at the first step that says each, as the run's other warnings are
+    (on stderr before the first step, in the plan's ``warnings``)."""
+    found: list[Problem] = []
+    seen: set[str] = set()
+    for planned in plan.steps:
+        for said in planned.inspection.warnings:
+            if said in seen:  # the run's setting, said by every step that reads it
+                continue
+            seen.add(said)
+            step = planned.step
+            found.append(
+                Problem(
+                    plan.capability.path,
+                    step.line or 1,
+                    step.column or 1,
+                    "warning",
+                    "provider-warning",
+                    redactor.text(f"step {planned.index} ({planned.label}): {said}"),
+                )
+            )
+    return found
+
+
 def _refuse_bad_arguments(cap: Capability, steps: list[PlannedStep]) -> None:
     """What providers found their calls cannot take (``Inspection.problems``): exit 2."""
     problems: list[Problem] = []

@@ -42,6 +42,8 @@ class NetworkRule(NamedTuple):
         """(allowed, reason). ``None`` when it cannot be told without resolving the name."""
         name = host.lower().rstrip(".")
         if self.kind == "public":
+            if _is_local_literal(name):  # loopback is local, whichever rule allows it
+                return True, f"{name} is a local address; network: public allows any host"
             return True, "network: public allows any host"
         if self.kind == "none":
             return False, f"network: none forbids contacting {name}"
@@ -70,6 +72,17 @@ class NetworkRule(NamedTuple):
         addresses = {info[4][0] for info in infos}
         local = all(_is_local_literal(str(a)) for a in addresses)
         return local, f"{name} resolves to {'local' if local else 'non-local'} addresses"
+
+
+def scope(host: str) -> str:
+    """What ``host`` counts as, offline: ``local`` (loopback, private, link-local
+    addresses and localhost), ``public``, or ``local name`` (under a local-only suffix,
+    local if it resolves to local addresses)."""
+    name = host.lower().rstrip(".")
+    literal = _is_local_literal(name)
+    if literal is not None:
+        return "local" if literal else "public"
+    return "local name" if name.endswith(LOCAL_SUFFIXES) else "public"
 
 
 def _is_local_literal(name: str) -> bool | None:

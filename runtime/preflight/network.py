@@ -51,7 +51,11 @@ def check_network(req: Requirement, ctx: Context) -> Check:
             f"{rule.describe()}; cannot tell offline whether {', '.join(unknown)} "
             "is local (enforced when the step runs)",
         )
-    return Check(req, TRUE, TRUE, f"{rule.describe()} covers {', '.join(ctx.hosts)}")
+    from runtime.plan.network import scope
+
+    # each host with what it counts as (127.0.0.1 is local, whichever rule allows it)
+    hosts = ", ".join(f"{h} ({scope(h)})" for h in ctx.hosts)
+    return Check(req, TRUE, TRUE, f"{rule.describe()} covers {hosts}")
 
 
 def check_host(req: Requirement, ctx: Context) -> Check:

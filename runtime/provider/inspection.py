@@ -28,6 +28,9 @@ class Inspection:
     # a refusal beyond the generic rules (e.g. a path outside the roots)
     decision: Decision | None = None
     notes: list[str] = field(default_factory=list)  # e.g. "ORG from context 'work': acme"
+    # what a person should be told before the call runs (a setting that is ignored): a
+    # warning on stderr, and in the documents' notes and warnings
+    warnings: list[str] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)  # network hosts the call will contact
     paths: list[tuple[str, str]] = field(default_factory=list)  # (path, access) it will touch
     credential_host: str | None = None

@@ -22,8 +22,9 @@ Transport = Literal["local", "rest", "graphql", "cli"]
 Effect = Literal["read", "write", "destroy"]
 Access = Literal["read", "write"]
 # What an argument's value must be: any text; an integer (within ``range``); ``true`` or
-# ``false``; a local path (checked against the policy's roots for its ``access``).
-ArgType = Literal["str", "int", "bool", "path"]
+# ``false``; a local path (checked against the policy's roots for its ``access``); a
+# comma-separated list of names, each one of ``choices`` (``--json number,title``).
+ArgType = Literal["str", "int", "bool", "path", "list"]
 
 _ROUTE = re.compile(r"(GET|HEAD|POST|PUT|PATCH|DELETE) (/\S*)")
 
@@ -43,13 +44,22 @@ class Positional(NamedTuple):
     context_default: str | None = None
     access: Access | None = None  # type "path": the roots it must be under
     in_route: str | None = None  # the REST route parameters the value fills: "{owner}/{repo}"
+    # flags that give the value instead, as the CLI the operation stands for spells them
+    # (gh's ``--repo``, ``-R``): ``--repo acme/app`` and ``--repo=acme/app``
+    flags: tuple[str, ...] = ()
 
     def form(self) -> str:
         return self.name if self.required else f"[{self.name}]"
 
 
 class Option(NamedTuple):
-    """A ``key=value`` option; its value is checked as a :class:`Positional`'s is."""
+    """A ``key=value`` option; its value is checked as a :class:`Positional`'s is.
+
+    ``flags`` are the flags that stand for it, as the CLI the operation stands for
+    spells them (gh's ``--limit``, ``-L``), so that a user's habit works: ``--limit 5``
+    and ``--limit=5`` bind as ``limit=5``. A flag always takes a value (the next arg, or
+    what follows its ``=``), as gh's value flags do.
+    """
 
     name: str
     help: str = ""
@@ -58,6 +68,7 @@ class Option(NamedTuple):
     choices: tuple[str, ...] = ()
     range: tuple[int | None, int | None] | None = None
     in_route: str | None = None
+    flags: tuple[str, ...] = ()
 
 
 Argument = Positional | Option
@@ -273,6 +284,17 @@ class Binding:
     positionals: dict[str, int] = field(default_factory=dict)
     options: list[tuple[str, int]] = field(default_factory=list)  # (key, arg index)
     passthrough: list[int] = field(default_factory=list)
+    # where the value starts in an arg a flag gave it (``--limit=5``: 8; ``--limit 5``:
+    # the next arg, 0); otherwise a positional's is its whole arg, an option's what
+    # follows its ``key=``
+    starts: dict[int, int] = field(default_factory=dict)
+
+    def value_start(self, index: int, key: str | None = None) -> int:
+        """Where the value of the arg at ``index`` starts: of an option ``key``, or of a
+        positional (None)."""
+        if index in self.starts:
+            return self.starts[index]
+        return 0 if key is None else len(key) + 1
 
 
 @dataclass(frozen=True)
@@ -290,10 +312,10 @@ class BoundCall:
     binding: Binding | None = None
 
     def pieces_of(self, positional: str) -> tuple[Piece, ...]:
-        """The pieces of a positional's arg; its value as one authored piece if unknown."""
+        """The pieces of a positional's value; its value as one authored piece if unknown."""
         index = self.binding.positionals.get(positional) if self.binding else None
-        if index is not None and index < len(self.pieces):
-            return self.pieces[index]
+        if self.binding is not None and index is not None and index < len(self.pieces):
+            return _cut(self.pieces[index], self.binding.value_start(index))
         value = self.positionals.get(positional)
         return () if value is None else (Piece(value),)
 
@@ -302,12 +324,10 @@ class BoundCall:
         index = (
             next((i for k, i in self.binding.options if k == key), None) if self.binding else None
         )
-        if index is None or index >= len(self.pieces):
+        if self.binding is None or index is None or index >= len(self.pieces):
             value = self.option(key)
             return () if value is None else (Piece(value),)
-        first, *rest = self.pieces[index]
-        head = first.text[len(key) + 1 :]
-        return (first._replace(text=head), *rest) if head else tuple(rest)
+        return _cut(self.pieces[index], self.binding.value_start(index, key))
 
     def option(self, key: str, default: str | None = None) -> str | None:
         for k, v in self.options:
@@ -321,3 +341,13 @@ class BoundCall:
             "options": [[k, v] for k, v in self.options],
             "passthrough": list(self.passthrough),
         }
+
+
+def _cut(pieces: Sequence[Piece], start: int) -> tuple[Piece, ...]:
+    """``pieces`` without their first ``start`` characters: the authored ``key=`` or
+    ``--flag=`` before a value (authored text: a reference never starts before it)."""
+    if not start or not pieces:
+        return tuple(pieces)
+    first, *rest = pieces
+    head = first.text[start:]
+    return (first._replace(text=head), *rest) if head else tuple(rest)

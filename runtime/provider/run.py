@@ -222,6 +222,9 @@ class StepOutcome:
     output_bytes: int | None = None  # total bytes a process printed (output may be a head and tail)
     truncated: bool = False
     streamed: bool = False  # the output already reached the terminal while the step ran
+    # the host refused the credential the step gave it (a 401): the step fails as a
+    # credential failure (exit 4, as `runtime auth login` refuses it), not as any failure
+    credential_rejected: bool = False
     details: dict[str, Any] = field(default_factory=dict)
     # The output as bytes, where text would not keep them (an archive a REST call
     # answered): ``--output raw`` writes these, redacted, instead of ``output``, which is

@@ -146,7 +146,7 @@ def test_operation_help_in_json_and_for_unknown_words(cli: Cli) -> None:
     assert result.code == 0
     document = json.loads(result.stdout)
     assert document["operation"]["words"] == ["repo", "view"]
-    assert document["operation"]["form"] == "repo view OWNER/REPO"
+    assert document["operation"]["form"] == "repo view OWNER/REPO [OPTION=value...]"
     # the start of some operations' words: the provider's help, which lists them
     partial = cli("github", "repo", "--help")
     assert partial.code == 0 and "OPERATION" in partial.stdout and "repo view" in partial.stdout

@@ -274,7 +274,7 @@ def test_a_misspelled_option_gets_a_did_you_mean(cli, work: Path) -> None:
     validated = cli("--output", "json", "capability", "validate", "cap.md")
     hints = [p["hint"] for p in validated.json()["capabilities"][0]["problems"]]
     assert hints == [
-        "did you mean 'per_page'? known options: type, sort, direction, per_page, limit"
+        "did you mean 'per_page'? known options: type, sort, direction, per_page, limit, json"
     ]
     # typed as a command, and an option like none of them
     typed = cli("github", "repo", "list", "acme", "per_pag=1")

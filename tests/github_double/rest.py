@@ -1168,15 +1168,20 @@ class RestApi:
         return self._list(req, self._filter_issues(req, [issue for issue, _ in pairs]), render)
 
     def list_viewer_issues(self, req: Request) -> Response:
-        return self._issues_across(req, self.state.visible_repos(req.viewer))
+        # "across all visible repositories including owned repositories, member
+        # repositories, and organization repositories": those the viewer has access to,
+        # not every public one
+        return self._issues_across(req, self.state.affiliated_repos(req.viewer))
 
     def list_org_issues(self, req: Request, org: str) -> Response:
         found = self.state.org(org)
         if found is None:
             raise ApiError(404, "Not Found")
+        # as GitHub's: the organization's repositories the viewer has access to (as a
+        # member, a collaborator, through a team); a public one it only sees is not read
         repos = [
             r
-            for r in self.state.visible_repos(req.viewer)
+            for r in self.state.affiliated_repos(req.viewer)
             if r.owner.lower() == found.login.lower()
         ]
         return self._issues_across(req, repos)

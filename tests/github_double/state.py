@@ -626,6 +626,15 @@ class State:
     # ---------------------------------------------------------- visibility
     def permission(self, repo: Repo, login: str) -> str | None:
         """The permission ``login`` has on ``repo`` (None: cannot see it)."""
+        granted = self.granted(repo, login)
+        if granted is not None:
+            return granted
+        return None if repo.private else "pull"
+
+    def granted(self, repo: Repo, login: str) -> str | None:
+        """The permission ``login`` was given on ``repo``: as its owner, a collaborator, a
+        member of its organization or of a team with it; None for anyone else, who sees
+        a public repository all the same."""
         lowered = login.lower()
         if repo.owner.lower() == lowered:
             return "admin"
@@ -647,7 +656,7 @@ class State:
             return team_perm
         if role == "member":
             return "pull"  # GitHub's default base permission for organization members
-        return None if repo.private else "pull"
+        return None
 
     def can_see(self, repo: Repo, login: str) -> bool:
         return self.permission(repo, login) is not None
@@ -657,6 +666,12 @@ class State:
 
     def visible_repos(self, login: str) -> list[Repo]:
         return [repo for repo in self.repos.values() if self.can_see(repo, login)]
+
+    def affiliated_repos(self, login: str) -> list[Repo]:
+        """The repositories ``login`` was given access to (:meth:`granted`): those GitHub's
+        issue lists across repositories read (GET /issues, GET /orgs/{org}/issues), not
+        every public repository."""
+        return [repo for repo in self.repos.values() if self.granted(repo, login) is not None]
 
 
 def _time_fields(fields: dict[str, Any], *names: str) -> None:

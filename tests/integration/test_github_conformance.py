@@ -212,6 +212,10 @@ CALLS: tuple[Call, ...] = (
     ),
     Call(("issue", "list", "state=all"), (("GET", "/issues"),)),
     Call(
+        ("issue", "list", "acme/site", "--state", "closed", "--label", "bug", "-L", "5"),
+        (("GET", "/repos/{owner}/{repo}/issues"),),
+    ),
+    Call(
         ("release", "list", "acme/site", "per_page=10", "limit=5"),
         (("GET", "/repos/{owner}/{repo}/releases"),),
     ),

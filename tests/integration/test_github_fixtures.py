@@ -121,9 +121,8 @@ def test_repo_view_returns_the_recorded_repository(cli: Any, replay: Any) -> Non
 
 # -- paginate-issues ---------------------------------------------------------------------------
 #
-# No operation lists a repository's issues (GET /repos/{owner}/{repo}/issues, the route the
-# scenario recorded), so the client's paginate() is driven directly with it, and `issue list`
-# is run with its own route served from the same recorded pages.
+# The scenario recorded GET /repos/{owner}/{repo}/issues: the client's paginate() is driven
+# with it directly, and `issue list OWNER/REPO` sends it.
 
 
 def _pages(server: FixtureReplay) -> list[list[Any]]:
@@ -166,28 +165,26 @@ def test_paginate_stops_at_the_limit(replay: Any) -> None:
         assert_replayed(server, all_served=False)
 
 
-ORG_ISSUES = {("GET", f"/orgs/{ORG}/issues"): f"/repos/{ORG}/paginate-issues/issues"}
-
-
 def test_issue_list_follows_recorded_link_headers(cli: Any, replay: Any) -> None:
-    with replay("paginate-issues", aliases=ORG_ISSUES) as server:
+    with replay("paginate-issues") as server:
         pages = _pages(server)
-        result, step = run(cli, server, "issue", "list", ORG, "per_page=3")
+        assert not any("pull_request" in item for page in pages for item in page)
+        result, step = run(cli, server, "issue", "list", f"{ORG}/paginate-issues", "per_page=3")
         assert result.code == 0, step
         assert step["http_status"] == 200
         assert step["data"] == [item for page in pages for item in page]
         assert "(13 items)" in step["output"]
-        assert [r.path for r in server.requests] == [
-            f"/orgs/{ORG}/issues?per_page=3",
-            *(r.path for r in server.recordings[1:]),
-        ]
+        assert f"{ORG}/paginate-issues#13" in step["output"]  # from its repository_url
+        assert [r.path for r in server.requests] == [r.path for r in server.recordings]
         assert_replayed(server)
 
 
 def test_issue_list_limit_reads_only_the_pages_it_needs(cli: Any, replay: Any) -> None:
-    with replay("paginate-issues", aliases=ORG_ISSUES) as server:
+    with replay("paginate-issues") as server:
         pages = _pages(server)
-        result, step = run(cli, server, "issue", "list", ORG, "per_page=3", "limit=7")
+        result, step = run(
+            cli, server, "issue", "list", f"{ORG}/paginate-issues", "per_page=3", "--limit", "7"
+        )
         assert result.code == 0, step
         assert step["data"] == (pages[0] + pages[1] + pages[2])[:7]
         assert len(server.requests) == 3

@@ -369,7 +369,7 @@ def test_gh_output_that_echoes_the_token_is_redacted(
 
     path_env, _ = fake_gh("echo-fail")
     failed = run("github", "pr", "list", "--repo", "acme/app", extra_env=path_env)
-    assert failed.code == 1, failed.stdout + failed.stderr
+    assert failed.code == 4, failed.stdout + failed.stderr  # gh's 401: a rejected credential
     assert "Bad credentials for token [REDACTED]" in failed.stdout + failed.stderr
     assert "gh pr list exited with code 3" in failed.stderr
     assert_no_token(failed, home)
@@ -384,7 +384,8 @@ def test_a_refused_token_is_said_as_gh_says_it_first(
     failed = run(
         "github", "pr", "list", "--repo", "acme/app", extra_env={"RUNTIME_GITHUB_TOKEN": wrong}
     )
-    assert failed.code == 1, failed.stdout + failed.stderr
+    # a credential failure (exit 4), as a REST step's 401 and `runtime auth login` are
+    assert failed.code == 4, failed.stdout + failed.stderr
     error = next(line for line in failed.stderr.splitlines() if "error:" in line)
     assert "gh pr list exited with code 1: HTTP 401: Bad credentials" in error
     assert "gh auth login" not in error

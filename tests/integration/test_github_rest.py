@@ -256,7 +256,7 @@ def test_not_found_names_status_method_path_and_docs(cli, gh: GitHubDouble, genv
 def test_bad_token_is_a_clear_failure(cli, gh: GitHubDouble, genv) -> None:
     bad = "ghp_" + "B" * 36
     result = cli("github", "user", "get", extra_env={**genv, "RUNTIME_GITHUB_TOKEN": bad})
-    assert result.code == 1
+    assert result.code == 4  # a credential failure, as `runtime auth login` says of it
     assert "401" in result.stderr and "runtime auth status --live" in result.stderr
     assert bad not in result.stdout + result.stderr
 
@@ -530,7 +530,9 @@ def test_redirect_to_another_host_does_not_carry_the_token(cli, gh: GitHubDouble
         code, doc = run(cli, genv, "repo", "view", "acme/payments-api")
         assert other.requests, "the redirect was not followed"
         assert all("authorization" not in r.headers for r in other.requests)
+        # the other host's 401 says nothing of the token, which never went there
         assert code == 1 and "401" in doc["steps"][0]["error"]
+        assert "runtime sends no token to" in doc["steps"][0]["hint"]
         gh.inject_redirect("/orgs/acme/repos", other.base_url, status=307)
         code, doc = run(cli, genv, "repo", "create", "name=x", "org=acme")
         assert (

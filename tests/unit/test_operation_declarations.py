@@ -180,7 +180,7 @@ def test_the_table_shows_types_choices_routes_and_effects() -> None:
         "| `release list OWNER/REPO [OPTION=value...]` | rest | read | GET /repos/{owner}/{repo}/releases |"
         in table
     )
-    assert "`state=open\\|closed\\|all`" in table
+    assert "`state=open\\|closed\\|all (--state, -s)`" in table
     assert "default: the context's organization" in table
     files = operations_markdown(FILES)
     assert (
