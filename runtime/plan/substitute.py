@@ -134,11 +134,33 @@ def _refuse_empty(cap: Capability, values: Mapping[str, str], empty: list[str]) 
     would become (``${service}/docs`` as ``/docs``)."""
     several = len(empty) > 1
     # an arg that shows the harm best: one the value is only part of (a path it starts)
-    built = [
-        (len(substitute(a.text, values)) == 0, step.index, a.text)
+    uses = [
+        (step.index, a)
         for step in cap.steps
         for a in step.args
         if any(m.group(1) in empty for m in references(a.text))
+    ]
+    built = [(len(substitute(a.text, values)) == 0, index, a.text) for index, a in uses]
+    hint = (
+        "give "
+        + ("each" if several else "it")
+        + " a value: "
+        + " ".join(f"--input {n}=VALUE" for n in empty)
+        + " (a shell variable that is not set gives an empty one)"
+    )
+    # each arg the empty value would go into, at its position
+    problems = [
+        Problem(
+            cap.path,
+            a.line,
+            a.column,
+            "error",
+            "empty-input",
+            f"step {index}: '{printable(shorten(a.text, 60))}' would be "
+            f"'{printable(shorten(substitute(a.text, values), 60))}'",
+            hint,
+        )
+        for index, a in uses
     ]
     example = ""
     if built:
@@ -150,12 +172,9 @@ def _refuse_empty(cap: Capability, values: Mapping[str, str], empty: list[str]) 
     raise UsageError(
         f"required input{'s' if several else ''} {', '.join(repr(n) for n in empty)} "
         f"{'are' if several else 'is'} empty{example}; nothing ran",
-        hint="give "
-        + ("each" if several else "it")
-        + " a value: "
-        + " ".join(f"--input {n}=VALUE" for n in empty)
-        + " (a shell variable that is not set gives an empty one)",
+        hint=hint,
         code="empty-input",
+        problems=problems,
     )
 
 

@@ -434,10 +434,11 @@ def run_everything(s: Scene) -> None:
         s.run("capability", "execute", name, expect=code)
     s.run("capability", "execute", "refused.md", expect=3)
     s.run("capability", "execute", "invalid.md", expect=2)
-    for status in (401, 404, 500):
+    # a 401 to a request that carried the token is the credential's failure (4)
+    for status, code in ((401, 4), (404, 1), (500, 1)):
         echo_faults(s.gh, status)
-        s.run("capability", "execute", "echo.md", expect=1)
-        s.run("capability", "execute", "ok.md", expect=1)
+        s.run("capability", "execute", "echo.md", expect=code)
+        s.run("capability", "execute", "ok.md", expect=code)
     s.gh.clear_faults()
 
     # -- preflight, offline and live, with the host answering and echoing
