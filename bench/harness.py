@@ -87,15 +87,18 @@ def timed(
     cwd: Path | None = None,
     expect: int | None = 0,
     timeout: float = 300,
+    stdin: bytes | None = None,
 ) -> float:
-    """Whole-process wall time (perf_counter around subprocess.run), stdout to /dev/null."""
+    """Whole-process wall time (perf_counter around subprocess.run), stdout to /dev/null;
+    ``stdin``: what the process reads (else nothing)."""
     start = time.perf_counter()
     try:
         done = subprocess.run(
             list(argv),
             env=dict(env),
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             timeout=timeout,

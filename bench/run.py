@@ -130,6 +130,7 @@ FIGURES: dict[str, tuple[str, str, str]] = {
     "7c": ("20-step repo view capability: TCP connections", "== 1", "count"),
     "7d": ("per-request overhead, repo view step vs bare httpx GET + decode", "ratio <= 1.5", "s"),
     "8": ("peak RSS of runtime, binary step printing 1 GiB", "< 100 MiB", "MiB"),
+    "9": ("shell-hook guard: runtime agent hook claude vs python -c pass", "ratio <= 4", "s"),
 }
 
 
@@ -908,6 +909,54 @@ def _check_big_output(out_path: Path, nbytes: int, fig: Figure) -> list[str]:
     return problems
 
 
+# ----------------------------------------------------------------------------- 9
+
+
+def fig_agent_hook(ws: Workspace, cfg: Config) -> list[Figure]:
+    """The guard an assistant runs before every shell command, deciding an allowed
+    command (a runtime command piped into jq) as a session does: one Home whose cache of
+    the policy is warm, a user policy, and a token in the environment (so the record is
+    redacted with the environment's secrets registered)."""
+    cwd = ws.folder("hook-cwd")
+    home = ws.fresh_home()
+    policy = write(home / "policy.yaml", "version: v1\nagents:\n  shell_filters: [jq, head]\n")
+    policy.chmod(0o600)
+    env = {**ws.env, "RUNTIME_HOME": str(home), "GH_TOKEN": "ghp_" + "b" * 36}
+
+    def event(command: str) -> bytes:
+        return json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(cwd),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+            }
+        ).encode()
+
+    allowed = event("runtime -o json capability list | jq '.capabilities[].name'")
+    denied = event("cat README.md && rm -rf build")
+
+    def measure(argv: list[str], stdin: bytes | None = None) -> float:
+        return timed(argv, env=env, cwd=cwd, stdin=stdin)
+
+    hook = [RUNTIME, "agent", "hook", "claude"]
+    variants: dict[str, Callable[[], float]] = {
+        "python -c pass": functools.partial(measure, [PYTHON, "-c", "pass"]),
+        "hook, allowed": functools.partial(measure, hook, allowed),
+        "hook, denied": functools.partial(measure, hook, denied),
+    }
+    samples = interleave(variants, cfg.startup_reps, warmup=list(variants))
+    reference = median(samples["python -c pass"])
+    fig = ratio_figure(new_figure("9"), median(samples["hook, allowed"]), reference, 4.0)
+    fig.notes.append(
+        "an allowed command, the policy's cache warm (as after a session's first command); "
+        f"a denied one: ratio {median(samples['hook, denied']) / reference:.2f}"
+    )
+    fig.details = {"samples_s": samples}
+    return [fig]
+
+
 # ----------------------------------------------------------------------------- main
 
 GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]] = [
@@ -919,6 +968,7 @@ GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]]
     ("execute: binary steps", fig_execute_binary, ["6"]),
     ("github request economy", fig_github, ["7a", "7b", "7c", "7d"]),
     ("memory", fig_memory, ["8"]),
+    ("shell-hook guard", fig_agent_hook, ["9"]),
 ]
 
 

@@ -59,6 +59,11 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
         "Make Runtime Home match this version.",
     ),
     "doctor": ((), "runtime.cli.doctor_cmd:doctor_app", "Check the installation; say what to fix."),
+    "agent": (
+        (),
+        "runtime.cli.agent_cmds:agent_app",
+        "AI assistants: the shell-hook guard, and the files that wire them up.",
+    ),
     "version": ((), "runtime.cli.commands:version_app", "Print the version."),
 }
 

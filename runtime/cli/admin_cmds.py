@@ -103,6 +103,11 @@ def policy_show_cmd() -> None:
             out("    (none)")
     for key in ("git_hooks", "allow_unconfined", "require_confinement"):
         out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
+    filters = doc["agents"]["shell_filters"]
+    out(
+        "agents.shell_filters (what `runtime agent hook` lets a runtime command pipe into): "
+        f"{', '.join(filters['value']) or '(none)'}  [{filters['source']}]"
+    )
 
 
 @policy_app.command("spec")

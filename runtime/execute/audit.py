@@ -30,7 +30,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -39,6 +38,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from runtime.execute import auditfile
+from runtime.execute.auditfile import ATTEMPTS as _ATTEMPTS
+from runtime.execute.auditfile import LogFile, current_size, stamp
 from runtime.home.config import Rotation
 from runtime.redact import Redactor
 from runtime.text import json_dumps
@@ -75,9 +77,6 @@ HEAD_CHARS = 200
 # A record still longer than this once its long strings are digests (many medium values:
 # 300 args of 3,000 characters) keeps each long field as the digest of its JSON text.
 MAX_RECORD = 64 * 1024
-# Attempts to find the current file before a record is given up (it is replaced only by
-# a rotation, so more than two means something else keeps replacing it).
-_ATTEMPTS = 10
 
 
 def digest(value: str) -> dict[str, Any]:
@@ -121,57 +120,14 @@ def _encode(value: Any) -> str:
     return json_dumps(value)
 
 
-def _stamp(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
-
-
-def _current_size(fd: int, path: Path) -> int | None:
-    """The size of the file open at ``fd`` if it is the file at ``path``; None if a
-    rotation renamed it away."""
-    try:
-        here = os.stat(path)
-    except FileNotFoundError:
-        return None
-    st = os.fstat(fd)
-    return st.st_size if (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino) else None
-
-
 def _is_current(fd: int, path: Path) -> bool:
     """Whether ``fd`` is the file at ``path`` (not one a rotation renamed away)."""
-    return _current_size(fd, path) is not None
+    return current_size(fd, str(path)) is not None
 
 
 def rotated_files(path: Path) -> list[Path]:
     """``path.1``, ``path.2``... that exist, newest first."""
-    pattern = re.compile(re.escape(path.name) + r"\.([1-9][0-9]*)")
-    try:
-        names = os.listdir(path.parent)
-    except FileNotFoundError:
-        return []
-    found = [(int(m.group(1)), name) for name in names if (m := pattern.fullmatch(name))]
-    return [path.parent / name for _, name in sorted(found)]
-
-
-def _rotate(path: Path, keep: int) -> None:
-    """``path`` becomes ``path.1``, ``path.N`` becomes ``path.N+1``; files past ``keep``
-    are deleted. Called holding the lock of the current file: one rotation at a time."""
-    for old in reversed(rotated_files(path)):
-        number = int(old.name.rsplit(".", 1)[1])
-        if number >= keep:
-            old.unlink(missing_ok=True)
-        else:
-            os.replace(old, path.with_name(f"{path.name}.{number + 1}"))
-    os.replace(path, path.with_name(f"{path.name}.1"))
-
-
-def _write_line(fd: int, size: int, data: bytes) -> None:
-    # a process killed in the middle of a record leaves a partial line: start on a
-    # line of our own, so this record stays whole (the torn one is skipped on read)
-    if size and os.pread(fd, 1, size - 1) != b"\n":
-        data = b"\n" + data
-    written = 0
-    while written < len(data):
-        written += os.write(fd, data[written:])
+    return [Path(p) for p in auditfile.rotated_files(str(path))]
 
 
 class AuditLog:
@@ -188,15 +144,12 @@ class AuditLog:
         self.rotation = rotation or Rotation()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.fd = self._open()
+            self.file = LogFile(str(path))
         except OSError as exc:
             raise AuditError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
 
-    def _open(self) -> int:
-        return os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-
     def record(self, event: str, **fields: Any) -> None:
-        record = {"event": event, "time": _stamp(self.clock()), **fields}
+        record = {"event": event, "time": stamp(self.clock()), **fields}
         line = _encode(record)
         if len(line) > LONG_VALUE:
             # a long value (a 1 MiB input, substituted into many args) is stored as what
@@ -206,35 +159,16 @@ class AuditLog:
         elif self.redactor.may_change_json(line):
             line = _encode(self.redactor.data(record))
         try:
-            self._append((line + "\n").encode("utf-8"))
+            self.file.append(
+                (line + "\n").encode("utf-8"), self.rotation.max_bytes, self.rotation.keep
+            )
         except OSError as exc:
             raise AuditError(
                 f"cannot write to the audit log {self.path}: {exc.strerror or exc}"
             ) from None
 
-    def _append(self, data: bytes) -> None:
-        """Append ``data`` to the current file under its exclusive lock, on a line of its
-        own; first rotate the file if ``data`` would take it past the limit."""
-        for _ in range(_ATTEMPTS):
-            fd = self.fd
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                size = _current_size(fd, self.path)
-                if size is not None:
-                    if not size or size + len(data) <= self.rotation.max_bytes:
-                        _write_line(fd, size, data)
-                        return
-                    _rotate(self.path, self.rotation.keep)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            # rotated, by this process or another: the record goes to the new file
-            self.fd = self._open()
-            os.close(fd)
-        raise OSError(f"{self.path} was replaced {_ATTEMPTS} times while a record was written")
-
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        self.file.close()
 
 
 def _open_regular(path: Path) -> IO[bytes]:

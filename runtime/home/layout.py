@@ -4,8 +4,9 @@ Runtime-owned (rewritten to match the installed version): ``specs/``, the
 ``version`` file and ``manifest.json`` (sha256 of each runtime-owned file).
 ``temporaries.key`` is runtime's too: a random secret created once (0600)
 that the files provider keys its temporary file names with
-(:func:`home_key`), so that it only ever sweeps files it created.
-User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
+(:func:`home_key`), so that it only ever sweeps files it created, and so is
+``agent-hook.json``, what the shell-hook guard keeps of the policy
+(:mod:`runtime.agent.settings`). User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
 ``contexts.json``, ``capabilities/``, ``audit/``.
 
 Every file runtime replaces here goes through :func:`atomic_write`: a
@@ -34,8 +35,16 @@ MANIFEST = "manifest.json"
 VERSION_FILE = "version"
 TEMPORARIES_KEY = "temporaries.key"
 # Files runtime writes at the top of Home with atomic_write ("contexts": the name an
-# earlier version gave contexts.json's temporary). Their temporaries may be swept.
-_ROOT_WRITTEN = (MANIFEST, VERSION_FILE, "contexts.json", TEMPORARIES_KEY, "contexts")
+# earlier version gave contexts.json's temporary; agent-hook.json: what the shell-hook
+# guard keeps of the policy, runtime/agent/settings.py). Their temporaries may be swept.
+_ROOT_WRITTEN = (
+    MANIFEST,
+    VERSION_FILE,
+    "contexts.json",
+    TEMPORARIES_KEY,
+    "contexts",
+    "agent-hook.json",
+)
 _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[1-9][0-9]{0,9})\.tmp$")
 _KEY_BYTES = 32
 

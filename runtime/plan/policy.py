@@ -39,6 +39,9 @@ from runtime.provider.operations import Action, Binding, Piece
 from runtime.provider.programs import UNKNOWN, Handover, ProgramProfile, Subcommand
 
 NEVER_BINARIES = frozenset({"runtime"})
+# The read-only filters the policy's agents.shell_filters may list: the ones whose
+# command line the shell-hook guard knows (runtime/agent/filters.py holds their grammar).
+SHELL_FILTERS = ("grep", "head", "jq", "tail", "wc")
 
 # UNKNOWN (runtime.provider) stands for an input's value when a step is decided before
 # its inputs are known (validation): a rule that would decide on it does not decide: the
@@ -70,6 +73,8 @@ class Policy:
     admitted_helpers: dict[str, dict[str, str]] = field(default_factory=dict)
     # hosts a binary may reach through the egress proxy, besides its profile's
     binary_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the read-only filters `runtime agent hook` lets a runtime command pipe into
+    shell_filters: tuple[list[str], str] = ([], "default")
     sources: list[str] = field(default_factory=list)
     # entries of the user file that have no effect (the floor overrides them), at their
     # position: every command that loads the policy says so
@@ -559,6 +564,9 @@ class Policy:
                 for b, hosts in sorted(self.binary_hosts.items())
                 for h, s in hosts.items()
             ],
+            "agents": {
+                "shell_filters": {"value": self.shell_filters[0], "source": self.shell_filters[1]}
+            },
         }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import InvalidPolicy
-from runtime.plan.policy import NEVER_BINARIES, Policy
+from runtime.plan.policy import NEVER_BINARIES, SHELL_FILTERS, Policy
 from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
 from runtime.yamldoc.schema import Bool, List, Map, Msg, Number, Text, load
@@ -59,6 +59,11 @@ POLICY_SCHEMA = Map(
             extra=List(Text(string=True, pattern=r"/.*", means="an absolute path"))
         ),
         "binary_hosts": Map(extra=_WORDS),
+        # what `runtime agent hook` lets an assistant pipe runtime's output into
+        "agents": Map(
+            {"shell_filters": List(Text(choices=SHELL_FILTERS))},
+            unknown=Msg("unknown agents key '{key}'", "known keys: {allowed}"),
+        ),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )
@@ -210,6 +215,8 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
         listed = policy.binary_hosts.setdefault(binary, {})
         for host in hosts:
             listed.setdefault(host.lower(), source)
+    if "shell_filters" in data.get("agents", {}):
+        policy.shell_filters = (list(dict.fromkeys(data["agents"]["shell_filters"])), source)
     policy.sources.append(source)
 
 

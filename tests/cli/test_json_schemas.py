@@ -36,6 +36,7 @@ CASES = [
     ("preflight", ["capability", "preflight", "notes", "--input", "folder=f", "--input", "note=n"]),
     ("execute", ["capability", "execute", "notes", "--input", "folder=f", "--input", "note=n"]),
     ("error", ["capability", "execute", "notes"]),
+    ("agent-init", ["agent", "init", "--dry-run"]),
 ]
 
 
