@@ -103,6 +103,11 @@ def policy_show_cmd() -> None:
             out("    (none)")
     for key in ("git_hooks", "allow_unconfined", "require_confinement"):
         out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
+    out("agents (what an assistant is offered through `runtime mcp serve`):")
+    for key, item in doc["agents"].items():
+        value = item["value"]
+        shown = ", ".join(value) or "(none)" if isinstance(value, list) else str(value).lower()
+        out(f"    {key}: {shown}  [{item['source']}]")
 
 
 @policy_app.command("spec")

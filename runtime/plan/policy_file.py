@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import InvalidPolicy
+from runtime.plan.agents import EFFECTS, AgentPolicy
 from runtime.plan.policy import NEVER_BINARIES, Policy
 from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
@@ -59,6 +60,16 @@ POLICY_SCHEMA = Map(
             extra=List(Text(string=True, pattern=r"/.*", means="an absolute path"))
         ),
         "binary_hosts": Map(extra=_WORDS),
+        "agents": Map(
+            {
+                # globs of capability names: YAML's plain * is an alias, so quote it
+                "capabilities": List(Text(string=True)),
+                "execute_own_text": Bool(ignore_case=True),
+                "operations": Text(choices=EFFECTS),
+                "confirm": List(Text(choices=EFFECTS)),
+            },
+            unknown=Msg("unknown key '{key}' of agents", "known keys: {allowed}"),
+        ),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )
@@ -210,7 +221,21 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
         listed = policy.binary_hosts.setdefault(binary, {})
         for host in hosts:
             listed.setdefault(host.lower(), source)
+    _apply_agents(policy.agents, data.get("agents", {}), source)
     policy.sources.append(source)
+
+
+def _apply_agents(agents: AgentPolicy, data: Mapping[str, Any], source: str) -> None:
+    """Each key of the agents section replaces what came before it: a user policy may
+    narrow what an assistant is offered as well as widen it."""
+    if "capabilities" in data:
+        agents.capabilities = (list(data["capabilities"]), source)
+    if "execute_own_text" in data:
+        agents.execute_own_text = (bool(data["execute_own_text"]), source)
+    if "operations" in data:
+        agents.operations = (str(data["operations"]), source)
+    if "confirm" in data:
+        agents.confirm = (list(dict.fromkeys(data["confirm"])), source)
 
 
 def default_policy_data() -> dict[str, Any]:
