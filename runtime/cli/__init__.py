@@ -216,21 +216,9 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
         write_err(redact.text(text), styled=styled)
 
     if as_json:
-        emit_json(
-            redact.data(
-                {
-                    "ok": False,
-                    "exit_code": int(failure.exit_code),
-                    "status": failure.document_status,
-                    "error": {
-                        "code": failure.code,
-                        "message": failure.message,
-                        "hint": failure.hint,
-                        "problems": [p.to_json() for p in failure.problems],
-                    },
-                }
-            )
-        )
+        from runtime.cli.documents import error_document
+
+        emit_json(redact.data(error_document(failure)))
     else:
         if failure.problems:
             for p in failure.problems:

@@ -129,7 +129,7 @@ def policy_check_cmd(
     ),
 ) -> None:
     """Show each step's policy decision without running anything."""
-    from runtime.cli.run_cmds import _plan_exit
+    from runtime.cli.documents import plan_exit
     from runtime.pipeline import Mode, capability_run, policy, walk
 
     ws = workspace()
@@ -140,7 +140,7 @@ def policy_check_cmd(
     plan, redactor, target = run.plan, run.redactor, run.target
     assert plan is not None and target is not None
     decisions = [_decision(s, redactor) for s in plan.steps]
-    code = _plan_exit(plan)
+    code = plan_exit(plan)
     waiting = list(dict.fromkeys(n for s in plan.waiting for n in s.waiting))
     if json_mode():
         emit_json(
