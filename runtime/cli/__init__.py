@@ -59,6 +59,11 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
         "Make Runtime Home match this version.",
     ),
     "doctor": ((), "runtime.cli.doctor_cmd:doctor_app", "Check the installation; say what to fix."),
+    "mcp": (
+        (),
+        "runtime.cli.mcp_cmd:mcp_app",
+        "Serve runtime to AI assistants (MCP over stdio).",
+    ),
     "version": ((), "runtime.cli.commands:version_app", "Print the version."),
 }
 

@@ -21,7 +21,7 @@ import os
 import threading
 from collections.abc import Iterator
 
-from runtime.errors import Cancelled
+from runtime.errors import Cancelled, Terminated
 
 _local = threading.local()
 
@@ -32,14 +32,18 @@ class Cancellation:
     def __init__(self) -> None:
         self._read, self._write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self._set = threading.Event()
+        self._by: Terminated | None = None
 
     @property
     def cancelled(self) -> bool:
         return self._set.is_set()
 
-    def cancel(self) -> None:
+    def cancel(self, by: Terminated | None = None) -> None:
+        """Cancel the run: as the client's cancellation, or ``by`` a signal the server
+        got (the step then ends as that signal ends one)."""
         if self._set.is_set():
             return
+        self._by = by
         self._set.set()
         with contextlib.suppress(OSError):  # full or closed: it was written already
             os.write(self._write, b"x")
@@ -49,9 +53,9 @@ class Cancellation:
         return self._read
 
     def check(self) -> None:
-        """Raise :class:`~runtime.errors.Cancelled` once cancelled."""
+        """Raise :class:`~runtime.errors.Cancelled` once cancelled (or what ended it)."""
         if self._set.is_set():
-            raise Cancelled()
+            raise self._by if self._by is not None else Cancelled()
 
     def close(self) -> None:
         for fd in (self._read, self._write):
