@@ -10,6 +10,11 @@ workflow is the model). A command is a prefix of the walk:
     capability preflight                      ... preflight
     capability execute, runtime PROVIDER ...  ... execute, record
 
+``runtime mcp serve`` walks the same prefixes for an assistant's tool calls
+(runtime.cli.mcp_calls): a run knows who asked (``origin``), that its steps are
+the assistant's own (``agent_authored``), what to ask before its first step
+(``confirm``) and what stops it from another thread (``cancel``).
+
 How far a problem stops the walk depends on the run's :class:`Mode`: while
 inspecting (validate) problems are collected; while planning, an invalid
 capability stops the walk and refusals are shown; when executing, a refusal

@@ -42,7 +42,8 @@ def serve_cmd() -> None:
         from runtime.cli.mcp_server import serve
     except ImportError as exc:
         raise UsageError(
-            f"runtime mcp serve needs the MCP SDK, which is not installed ({exc.name})",
+            f"runtime mcp serve needs the MCP SDK, which is not installed (no module "
+            f"{exc.name or 'mcp'!r})",
             hint="install runtime with its mcp extra: pip install 'runtime-engine[mcp]'",
         ) from None
     from runtime.cli.mcp_calls import Session

@@ -104,6 +104,7 @@ class Server:
     stderr: Path
     answer: str = "decline"  # what the user answers a confirmation
     asked: list[str] = field(default_factory=list)
+    options: tuple[str, ...] = ()  # runtime's own, before `mcp serve`
 
     def elicitation(self) -> Callable[..., Any]:
         async def answer(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -117,7 +118,10 @@ class Server:
     @asynccontextmanager
     async def connect(self, mode: str, *, elicit: bool = True) -> AsyncIterator[Client]:
         params = StdioServerParameters(
-            command=str(RUNTIME_BIN), args=["mcp", "serve"], env=self.env, cwd=str(self.work)
+            command=str(RUNTIME_BIN),
+            args=[*self.options, "mcp", "serve"],
+            env=self.env,
+            cwd=str(self.work),
         )
         with self.stderr.open("a") as errlog:
             async with Client(
@@ -294,6 +298,7 @@ def test_a_files_capability_answers_what_the_cli_prints(
 @pytest.mark.parametrize("mode", MODES)
 def test_a_github_capability_against_the_double(server: Server, home: Path, mode: str) -> None:
     write(server.work / "capabilities" / "repo.md", REPO)
+    server.options = ("--log-level", "debug")  # every event on stderr: none shows the token
     with GitHubDouble(token=TOKEN) as gh:
         gh.add_org("acme")
         gh.add_repo("acme", "payments-api", description="Payments", language="Python")
@@ -320,7 +325,8 @@ def test_a_github_capability_against_the_double(server: Server, home: Path, mode
     assert missing.structured_content is not None
     assert missing.structured_content["exit_code"] == 1
     assert "exit 1: a step failed" in text_of(missing)
-    # the token never leaves: not in a result, not on stderr, not in the audit log
+    # the token never leaves: not in a result, not in an event, not in the audit log
+    assert "station.entered" in server.said()
     everything = text_of(ok) + text_of(missing) + server.said()
     everything += (home / "audit" / "audit.jsonl").read_text()
     assert TOKEN not in everything
@@ -631,3 +637,32 @@ def test_a_signal_to_the_server_stops_the_running_step_and_is_recorded(
     step, end = [r for r in audit(home) if r["event"] in ("step", "run.end")]
     assert step["error"] == "terminated by SIGTERM; the step's processes were stopped"
     assert (end["status"], end["exit_code"]) == ("terminated", 143)
+
+
+def test_without_the_sdk_the_server_says_how_to_install_it(
+    env: dict[str, str], work: Path, tmp_path: Path
+) -> None:
+    """The SDK is an optional extra: a Python where it cannot be imported gets a usage
+    error naming the extra (exit 2), not a traceback."""
+    import subprocess
+    import sys
+
+    blocked = write(
+        tmp_path / "no-sdk" / "mcp" / "__init__.py", "raise ModuleNotFoundError(name='mcp')\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "runtime", "mcp", "serve"],
+        env={**env, "PYTHONPATH": f"{blocked.parent.parent}:{repo}"},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert (
+        "error: runtime mcp serve needs the MCP SDK, which is not installed (no module 'mcp')"
+    ) in done.stderr
+    assert "pip install 'runtime-engine[mcp]'" in done.stderr
