@@ -295,6 +295,12 @@ def _record_line(r: dict[str, Any]) -> str:
         parts.append("inputs " + ", ".join(f"{k}={_shown(v)!r}" for k, v in inputs.items()))
     elif inputs:
         parts.append(f"inputs {_shown(inputs)}")
+    if r.get("origin") not in (None, "cli"):  # an assistant's call: through which client
+        client = r.get("client")
+        who = f"{_shown(r['origin'])}"
+        if isinstance(client, dict):
+            who += f" {_shown(client.get('name', '?'))} {_shown(client.get('version', '?'))}"
+        parts.append(f"by {who}")
     if "step" in r:
         parts.append(f"step {_shown(r['step'])}")
     if "target" in r:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from runtime.errors import Declined, ExitCode, Failure, InternalError, RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
+    from runtime.cli.validation import Validated
     from runtime.execute.cancel import Cancellation
     from runtime.execute.engine import StepResult
     from runtime.pipeline import Run
@@ -168,12 +169,12 @@ def _call(session: Session, name: str, arguments: Mapping[str, Any], caller: Cal
     ws = session.workspace()
     if name in ("validate", "plan", "execute", "operation"):
         if name == "execute" and not ws.policy.agents.execute_own_text[0]:
-            _unknown(ws, name)
+            _unknown(name)
         return _built_in(ws, name, arguments, caller)
     entries, _ = offered_entries(ws)
     entry = entries.get(name)
     if entry is None:
-        _unknown(ws, name)
+        _unknown(name)
     from runtime.document.catalog import Target
     from runtime.pipeline import Mode, Run
 
@@ -182,7 +183,7 @@ def _call(session: Session, name: str, arguments: Mapping[str, Any], caller: Cal
     return _execute(run, caller)
 
 
-def _unknown(ws: Workspace, name: str) -> NoReturn:
+def _unknown(name: str) -> NoReturn:
     raise UsageError(
         f"no tool named '{name}'",
         hint="list the tools (tools/list): a capability the policy's agents section does "
@@ -210,7 +211,6 @@ def _inputs(arguments: Mapping[str, Any], key: str | None = None) -> dict[str, s
             f"input{'s' if len(bad) > 1 else ''} {', '.join(repr(b) for b in bad)} must be "
             "a string",
             hint="every input of a capability is text: give it as a JSON string",
-            code="usage",
         )
     return {str(k): v for k, v in given.items()}
 
@@ -259,10 +259,7 @@ def _built_in(ws: Workspace, name: str, arguments: Mapping[str, Any], caller: Ca
         found.results.append(
             walk(Run(ws, Mode.INSPECT, name=TEXT_LABEL, target=target, text=text), until=validate)
         )
-        doc = validated_document(found)
-        problems = sum(len(r.problems) for r in found.results)
-        summary = f"valid ({problems} notes)" if found.ok else "not valid"
-        return Answer(doc, not found.ok, _validate_summary(found) or summary)
+        return Answer(validated_document(found), not found.ok, _validate_summary(found))
     inputs = _inputs(arguments, "inputs")
     if name == "plan":
         from runtime.cli.documents import plan_document
@@ -337,8 +334,8 @@ def confirmation(run: Run, plan: Plan, caller: Caller) -> None:
     cap = plan.capability
     message = (
         f"runtime asks you to confirm {cap.path}: the policy asks for it before "
-        + ("a step that writes or destroys" if len(asked) == 1 else "steps that write or destroy")
-        + ":\n"
+        + ("this step" if len(asked) == 1 else "these steps")
+        + " (nothing runs until you do):\n"
         + "\n".join(lines)
     )
     # what was confirmed, exactly (the args as resolved, secrets and all: the digest
@@ -365,8 +362,7 @@ def confirmation(run: Run, plan: Plan, caller: Caller) -> None:
 
 class Progress:
     """The engine's reporter for a tool call: a progress notification as each step
-    starts and ends (the step's output is in the result); a cancelled call is stopped
-    before its next step."""
+    starts and ends (the step's output is in the result), none once it is cancelled."""
 
     def __init__(self, caller: Caller, run: Run) -> None:
         self.caller = caller
@@ -392,7 +388,7 @@ class Progress:
             self.caller.progress(planned.index, total, message)
 
 
-def _validate_summary(found: Any) -> str:
+def _validate_summary(found: Validated) -> str:
     lines = []
     for r in found.results:
         for p in r.problems:

@@ -293,6 +293,16 @@ def test_a_files_capability_answers_what_the_cli_prints(
     assert mine[-1]["status"] == "ok"
     theirs = by_run(records, shown.json()["run_id"])
     assert (theirs[0]["origin"], theirs[0]["client"]) == ("cli", None)
+    # `audit tail` says who asked, for an assistant's run
+    lines = cli("audit", "tail", "-n", "20").stdout.splitlines()
+    assert lines[0].split("  ")[2:] == [
+        "run.start",
+        "capabilities/read-notes.md",
+        "1 step",
+        "inputs path='notes.md'",
+        "by mcp test-assistant 4.5.6",
+    ]
+    assert "by " not in lines[4]  # the command line's run.start
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -666,3 +676,38 @@ def test_without_the_sdk_the_server_says_how_to_install_it(
         "error: runtime mcp serve needs the MCP SDK, which is not installed (no module 'mcp')"
     ) in done.stderr
     assert "pip install 'runtime-engine[mcp]'" in done.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_own_text_runs_where_the_policy_lets_it_within_its_effects(
+    server: Server, tmp_path: Path, home: Path, mode: str
+) -> None:
+    policy(server, tmp_path, "agents:\n  execute_own_text: true\n")
+    reads = capability(
+        "version: v1\ninputs:\n  path:\n    required: true\nworkflow:\n"
+        '  - provider: files\n    args: [read, "${path}"]\n'
+    )
+    writes = capability(
+        "version: v1\nworkflow:\n  - provider: files\n    args: [write, out.txt, hi]\n"
+    )
+
+    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with server.connect(mode) as client:
+            read = await client.call_tool(
+                "execute", {"text": reads, "inputs": {"path": "notes.md"}}
+            )
+            written = await client.call_tool("execute", {"text": writes})
+            return read, written
+
+    read, written = anyio.run(scenario)
+    assert read.is_error is False and read.structured_content is not None
+    assert read.structured_content["capability"]["path"] == "(text)"
+    assert read.structured_content["steps"][0]["output"] == "the plan: ship on Friday\n"
+    assert written.is_error is True and written.structured_content is not None
+    assert "agents.operations: read" in written.structured_content["error"]["message"]
+    assert not (server.work / "out.txt").exists()
+    start, refused = [r for r in audit(home) if r["event"] in ("run.start", "run.refused")]
+    from_mcp(start)
+    from_mcp(refused)
+    assert start["capability"] == refused["capability"] == "(text)"
+    assert refused["rules"] == ["agents.operations: read (default)"]
