@@ -1,171 +1,49 @@
 """`runtime mcp serve`, driven by the official SDK's client over stdio, in both eras.
 
 Each test starts the installed ``runtime mcp serve`` as a child process and talks to
-it with :class:`mcp.Client` over :func:`mcp.client.stdio.stdio_client`: once with
-the ``initialize`` handshake (``mode="legacy"``) and once as a 2026-07-28 client
-(no handshake: ``server/discover``, each request its own envelope, confirmation by
-a multi-round-trip ``input_required``). Every call is checked against what the
-command line does for the same run (the same document, the same refusal) and
-against the audit log: each run and refusal recorded with origin ``mcp`` and the
-client's name and version.
+it with :class:`mcp.Client` over stdio (:mod:`tests.mcp_client`): once with the
+``initialize`` handshake (``mode="legacy"``) and once as a 2026-07-28 client (no
+handshake: ``server/discover``, each request its own envelope). Every call is
+checked against what the command line does for the same run (the same document,
+the same refusal) and against the audit log: each run and refusal recorded with
+origin ``mcp`` and the client's name and version. Confirmation, cancellation and
+signals: test_mcp_serve_runs.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.adversarial.test_signals import new_marker, processes
-from tests.conftest import RUNTIME_BIN, capability, schema, write
+from tests.conftest import capability, schema, write
 from tests.github_double import GitHubDouble
 
-mcp = pytest.importorskip("mcp")
-import mcp_types as types  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+pytest.importorskip("mcp")
+import mcp_types as types
 
-MODES = ["legacy", "2026-07-28"]
-CLIENT = {"name": "test-assistant", "version": "4.5.6"}
-TOKEN = "ghp_" + "Mcp5ecret" * 4 + "x"
-
-READ_NOTES = """---
-description: Reads a file of notes
----
-
-# Read the notes
-
-Reads the notes file and gives it back, so that an assistant can see what
-the team wrote down.
-
-```runtime
-version: v1
-inputs:
-  path:
-    description: The file to read, relative to the project.
-    required: true
-  unused:
-    description: Not used by any step.
-workflow:
-  - provider: files
-    args: [read, "${path}"]
-```
-"""
-
-WRITE_NOTE = capability(
-    "version: v1\ninputs:\n  text:\n    description: What to write.\n    required: true\n"
-    'workflow:\n  - provider: files\n    args: [write, out.txt, "${text}"]\n',
-    title="Write a note",
+from tests.mcp_client import (
+    MODES,
+    READ_NOTES,
+    REPO,
+    TOKEN,
+    Server,
+    audit,
+    by_run,
+    from_mcp,
+    make_server,
+    policy,
+    same_document,
+    text_of,
 )
-
-REMOVE = capability(
-    "version: v1\nworkflow:\n  - provider: files\n    args: [read, notes.md]\n"
-    "  - provider: files\n    args: [delete, notes.md]\n",
-    title="Remove the notes",
-)
-
-REPO = capability(
-    "version: v1\ninputs:\n  repository:\n    description: owner/name\n    required: true\n"
-    'workflow:\n  - provider: github\n    args: [repo, view, "${repository}"]\n',
-    title="View a repository",
-)
-
-
-def audit(home: Path) -> list[dict[str, Any]]:
-    path = home / "audit" / "audit.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def by_run(records: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
-    return [r for r in records if r.get("run_id") == run_id]
-
-
-def from_mcp(record: dict[str, Any]) -> None:
-    assert record["origin"] == "mcp", record
-    assert record["client"] == CLIENT, record
-
-
-@dataclass
-class Server:
-    """How the tests start `runtime mcp serve`: where, with what, what it said on stderr."""
-
-    work: Path
-    env: dict[str, str]
-    stderr: Path
-    answer: str = "decline"  # what the user answers a confirmation
-    asked: list[str] = field(default_factory=list)
-    options: tuple[str, ...] = ()  # runtime's own, before `mcp serve`
-
-    def elicitation(self) -> Callable[..., Any]:
-        async def answer(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-            self.asked.append(params.message)
-            if self.answer == "accept":
-                return types.ElicitResult(action="accept", content={"confirm": True})
-            return types.ElicitResult(action="decline")
-
-        return answer
-
-    @asynccontextmanager
-    async def connect(self, mode: str, *, elicit: bool = True) -> AsyncIterator[Client]:
-        params = StdioServerParameters(
-            command=str(RUNTIME_BIN),
-            args=[*self.options, "mcp", "serve"],
-            env=self.env,
-            cwd=str(self.work),
-        )
-        with self.stderr.open("a") as errlog:
-            async with Client(
-                stdio_client(params, errlog=errlog),
-                mode=mode,
-                client_info=types.Implementation(**CLIENT),
-                elicitation_callback=self.elicitation() if elicit else None,
-            ) as client:
-                yield client
-
-    def said(self) -> str:
-        return self.stderr.read_text() if self.stderr.exists() else ""
 
 
 @pytest.fixture
 def server(work: Path, env: dict[str, str], tmp_path: Path) -> Server:
-    write(work / "capabilities" / "read-notes.md", READ_NOTES)
-    write(work / "capabilities" / "write-note.md", WRITE_NOTE)
-    write(work / "capabilities" / "cleanup" / "remove.md", REMOVE)
-    write(work / "notes.md", "the plan: ship on Friday\n")
-    return Server(work, dict(env), tmp_path / "server-stderr.txt")
-
-
-def policy(server: Server, tmp_path: Path, text: str) -> None:
-    path = write(tmp_path / "policy.yaml", "version: v1\n" + text)
-    path.chmod(0o600)
-    server.env["RUNTIME_POLICY_FILE"] = str(path)
-
-
-def same_document(mcp_doc: dict[str, Any], cli_doc: dict[str, Any]) -> None:
-    """The two documents of one run, but for what differs between any two runs."""
-
-    def plain(doc: dict[str, Any]) -> dict[str, Any]:
-        doc = json.loads(json.dumps(doc))
-        doc.pop("run_id", None)
-        for step in doc.get("steps", []):
-            step.pop("duration_ms", None)
-        return doc
-
-    assert plain(mcp_doc) == plain(cli_doc)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    return make_server(work, env, tmp_path)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -431,111 +309,6 @@ def test_a_write_operation_is_withheld_by_default(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_declined_confirmation_refuses_the_run_and_is_recorded(
-    server: Server, home: Path, mode: str
-) -> None:
-    async def call() -> types.CallToolResult:
-        async with server.connect(mode) as client:
-            return await client.call_tool("write-note", {"text": "hello"})
-
-    declined = anyio.run(call)
-    (question,) = server.asked
-    assert "capabilities/write-note.md" in question
-    assert "[1/1] files write out.txt hello (write)" in question
-    assert declined.is_error is True and declined.structured_content is not None
-    error = declined.structured_content["error"]
-    assert error["code"] == "confirmation-declined"
-    assert declined.structured_content["exit_code"] == 3
-    assert error["message"].startswith("the user declined to confirm step 1 (files write)")
-    assert not (server.work / "out.txt").exists()
-    (record,) = [r for r in audit(home) if r["event"] == "run.refused"]
-    from_mcp(record)
-    assert record["status"] == "confirmation-declined"
-    assert record["rules"] == ["agents.confirm: write, destroy (default)"]
-    assert not [r for r in audit(home) if r["event"] == "run.start"]
-    # confirmed, it runs
-    server.answer = "accept"
-    confirmed = anyio.run(call)
-    assert confirmed.is_error is False, text_of(confirmed)
-    assert (server.work / "out.txt").read_text() == "hello\n"
-    assert len(server.asked) == 2
-    assert confirmed.structured_content is not None
-    from_mcp(by_run(audit(home), confirmed.structured_content["run_id"])[0])
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_client_that_cannot_ask_gets_a_refusal(server: Server, home: Path, mode: str) -> None:
-    async def call() -> types.CallToolResult:
-        async with server.connect(mode, elicit=False) as client:
-            return await client.call_tool("write-note", {"text": "hello"})
-
-    result = anyio.run(call)
-    assert result.is_error is True and result.structured_content is not None
-    assert result.structured_content["error"]["code"] == "confirmation-declined"
-    assert "no elicitation capability" in result.structured_content["error"]["message"]
-    assert not (server.work / "out.txt").exists()
-    (record,) = audit(home)
-    assert record["event"] == "run.refused"
-    from_mcp(record)
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_cancelled_long_binary_step_leaves_no_process_and_is_recorded(
-    server: Server, tmp_path: Path, home: Path, mode: str
-) -> None:
-    marker = new_marker()
-    policy(server, tmp_path, "allowed_binaries: [sleep]\n")
-    write(
-        server.work / "capabilities" / "wait.md",
-        capability(f'version: v1\nworkflow:\n  - binary: sleep\n    args: ["{marker}"]\n'),
-    )
-    server.answer = "accept"
-    progress: list[str | None] = []
-
-    def sleeping() -> list[int]:
-        return [
-            pid
-            for pid, argv in processes(f"sleep {marker}").items()
-            if os.path.basename(argv[0]) == "sleep"
-        ]
-
-    async def scenario() -> types.CallToolResult:
-        async with server.connect(mode) as client:
-
-            async def report(done: float, total: float | None, message: str | None) -> None:
-                progress.append(message)
-
-            async with anyio.create_task_group() as tg:
-
-                async def wait() -> None:
-                    await client.call_tool("wait", {}, progress_callback=report)
-
-                tg.start_soon(wait)
-                with anyio.fail_after(30):
-                    while not sleeping():
-                        await anyio.sleep(0.05)
-                tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
-            with anyio.fail_after(30):
-                while not [r for r in audit(home) if r["event"] == "run.end"]:
-                    await anyio.sleep(0.05)
-            # the server goes on serving
-            return await client.call_tool("read-notes", {"path": "notes.md"})
-
-    after = anyio.run(scenario)
-    assert sleeping() == []  # the step's processes were stopped, none left behind
-    assert progress[0] == f"[1/1] sleep {marker}"
-    records = audit(home)
-    run_id = next(r["run_id"] for r in records if r["event"] == "run.start")
-    run = by_run(records, run_id)
-    assert [r["event"] for r in run] == ["run.start", "step.start", "step", "run.end"]
-    from_mcp(run[0])
-    assert run[2]["status"] == "cancelled"
-    assert run[2]["error"] == "cancelled by the client; the step's processes were stopped"
-    assert (run[3]["status"], run[3]["exit_code"]) == ("cancelled", 130)
-    assert after.is_error is False
-
-
-@pytest.mark.parametrize("mode", MODES)
 def test_capability_text_is_validated_and_planned_not_run(
     server: Server, home: Path, mode: str
 ) -> None:
@@ -595,58 +368,6 @@ def test_stdout_carries_the_protocol_alone(server: Server, tmp_path: Path, mode:
     said = server.said()
     assert "warning: allowed_binaries entry 'python3' has no effect" in said
     assert "capability 'plan'" in said and "a built-in tool's name" in said
-
-
-def server_pids(work: Path) -> list[int]:
-    """The `runtime mcp serve` processes serving in ``work``."""
-    found = []
-    for pid, argv in processes("mcp serve").items():
-        try:
-            here = os.readlink(f"/proc/{pid}/cwd")
-        except OSError:
-            continue
-        if argv[-2:] == ["mcp", "serve"] and here == str(work):
-            found.append(pid)
-    return found
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_signal_to_the_server_stops_the_running_step_and_is_recorded(
-    server: Server, tmp_path: Path, home: Path, mode: str
-) -> None:
-    marker = new_marker()
-    policy(server, tmp_path, "allowed_binaries: [sleep]\nagents:\n  confirm: []\n")
-    write(
-        server.work / "capabilities" / "wait.md",
-        capability(f'version: v1\nworkflow:\n  - binary: sleep\n    args: ["{marker}"]\n'),
-    )
-
-    def sleeping() -> list[int]:
-        return [p for p, argv in processes(f"sleep {marker}").items() if argv[0].endswith("sleep")]
-
-    async def scenario() -> None:
-        async with server.connect(mode) as client:
-
-            async def wait() -> None:
-                with pytest.raises(mcp.MCPError):  # the connection closes under the call
-                    await client.call_tool("wait", {})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(wait)
-                with anyio.fail_after(30):
-                    while not sleeping():
-                        await anyio.sleep(0.05)
-                (pid,) = server_pids(server.work)
-                os.kill(pid, signal.SIGTERM)
-                with anyio.fail_after(30):
-                    while server_pids(server.work):
-                        await anyio.sleep(0.05)
-
-    anyio.run(scenario)
-    assert sleeping() == []
-    step, end = [r for r in audit(home) if r["event"] in ("step", "run.end")]
-    assert step["error"] == "terminated by SIGTERM; the step's processes were stopped"
-    assert (end["status"], end["exit_code"]) == ("terminated", 143)
 
 
 def test_without_the_sdk_the_server_says_how_to_install_it(
