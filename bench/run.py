@@ -43,6 +43,7 @@ from harness import (
     run,
     timed,
 )
+from mcp_figure import fig_mcp
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -66,6 +67,7 @@ class Config:
     http_reps: int
     memory_bytes: int
     memory_timeout: float
+    mcp_reps: int
 
 
 FULL = Config(
@@ -92,6 +94,7 @@ FULL = Config(
     http_reps=21,
     memory_bytes=GIB,
     memory_timeout=900,
+    mcp_reps=41,
 )
 
 QUICK = Config(
@@ -111,6 +114,7 @@ QUICK = Config(
     http_reps=3,
     memory_bytes=256 * MIB,
     memory_timeout=300,
+    mcp_reps=5,
 )
 
 # id -> (title, target, unit); the order of the table.
@@ -131,6 +135,7 @@ FIGURES: dict[str, tuple[str, str, str]] = {
     "7d": ("per-request overhead, repo view step vs bare httpx GET + decode", "ratio <= 1.5", "s"),
     "8": ("peak RSS of runtime, binary step printing 1 GiB", "< 100 MiB", "MiB"),
     "9": ("shell-hook guard: runtime agent hook claude vs python -c pass", "ratio <= 4", "s"),
+    "10": ("mcp: warm files-read call vs the same call through the CLI", "ratio <= 0.1", "s"),
 }
 
 
@@ -969,6 +974,7 @@ GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]]
     ("github request economy", fig_github, ["7a", "7b", "7c", "7d"]),
     ("memory", fig_memory, ["8"]),
     ("shell-hook guard", fig_agent_hook, ["9"]),
+    ("mcp serve", lambda ws, cfg: fig_mcp(ws, new_figure("10"), cfg.mcp_reps), ["10"]),
 ]
 
 

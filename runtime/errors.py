@@ -15,6 +15,7 @@ failures to exit codes. The hierarchy (exit code, ``code``)::
     │   │   ├── InvalidPolicy         2  invalid-policy
     │   │   └── NotFound              2  not-found
     │   ├── PolicyRefusal             3  policy-refused      step status "refused"
+    │   │   └── Declined              3  confirmation-declined  a confirmation the policy asks
     │   ├── MissingCredential         4  missing-credential  step status "missing-credential"
     │   │   └── RejectedCredential    4  rejected-credential the host refused it (a 401)
     │   ├── MissingCapability         5  missing-capability  step status "missing-capability"
@@ -23,6 +24,7 @@ failures to exit codes. The hierarchy (exit code, ``code``)::
     │   └── OutputError              74  output-failed       stdout could not be written
     └── Terminated              128 + n  terminated          a terminating signal n
         └── Interrupted             130  interrupted         SIGINT (KeyboardInterrupt)
+            └── Cancelled           130  cancelled           an MCP client's cancellation
 
 :class:`Terminated` is not an :class:`Exception`, so that no handler of ordinary
 errors swallows a signal; Python's own ``KeyboardInterrupt`` is raised as ever,
@@ -79,7 +81,7 @@ class ExitCode(IntEnum):
         "the output could not be written: stdout closed or full (what ran stays done; a "
         "command that failed keeps its own code, and a reader that went away gives 141)",
     )
-    INTERRUPTED = 130, "interrupted (SIGINT)"
+    INTERRUPTED = 130, "interrupted (SIGINT), or cancelled by an MCP client"
     TERMINATED = (
         143,
         "terminated (SIGTERM); any other terminating signal n gives 128+n (129 SIGHUP, "
@@ -165,6 +167,17 @@ class PolicyRefusal(RuntimeFailure):
     exit_code = ExitCode.POLICY_REFUSED
     code = "policy-refused"
     status = "refused"
+
+
+class Declined(PolicyRefusal):
+    """A confirmation the policy asks for (its ``agents.confirm``) was declined, or could
+    not be asked: nothing ran."""
+
+    code = "confirmation-declined"
+
+    def __init__(self, message: str, *, hint: str | None = None, rules: list[str]) -> None:
+        super().__init__(message, hint=hint)
+        self.rules = rules  # the policy's rules that asked for the confirmation
 
 
 class MissingCredential(RuntimeFailure):
@@ -287,3 +300,18 @@ class Interrupted(Terminated):
 
     def _message(self) -> str:
         return "interrupted"
+
+
+class Cancelled(Interrupted):
+    """The MCP client that asked for the run cancelled it (``notifications/cancelled``):
+    the running step's processes are stopped, as for SIGINT, and the run is recorded."""
+
+    code = "cancelled"
+    status = "cancelled"
+
+    def _message(self) -> str:
+        return "cancelled by the client"
+
+    @property
+    def name(self) -> str:
+        return "the client"

@@ -10,6 +10,11 @@ workflow is the model). A command is a prefix of the walk:
     capability preflight                      ... preflight
     capability execute, runtime PROVIDER ...  ... execute, record
 
+``runtime mcp serve`` walks the same prefixes for an assistant's tool calls
+(runtime.cli.mcp_calls): a run knows who asked (``origin``), that its steps are
+the assistant's own (``agent_authored``), what to ask before its first step
+(``confirm``) and what stops it from another thread (``cancel``).
+
 How far a problem stops the walk depends on the run's :class:`Mode`: while
 inspecting (validate) problems are collected; while planning, an invalid
 capability stops the walk and refusals are shown; when executing, a refusal
@@ -30,13 +35,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runtime.document.model import Arg, Capability, Step
-from runtime.errors import InvalidCapability, PolicyRefusal, RuntimeFailure, UsageError
+from runtime.errors import (
+    Declined,
+    InvalidCapability,
+    PolicyRefusal,
+    RuntimeFailure,
+    UsageError,
+)
 from runtime.log import DEBUG, WARNING, get_logger, use_redactor
 from runtime.problems import Problem
 from runtime.redact import SECRET_NAME, Redactor
 
 if TYPE_CHECKING:
     from runtime.document.catalog import Target
+    from runtime.execute.audit import Origin
+    from runtime.execute.cancel import Cancellation
     from runtime.execute.engine import Reporter, RunResult, StepResult
     from runtime.execute.services import RunServices
     from runtime.plan.build import Plan, PlannedStep
@@ -88,6 +101,19 @@ class Run:
     timeout: float | None = None  # execute: per-step limit (default: the policy's)
     reporter: Reporter | None = None  # execute: how the CLI follows the steps
     run_id: str = ""
+    # load: the capability's text as given (an MCP client's own), not read from the target
+    text: bytes | None = None
+    # who asked (run.start and run.refused say it): None, the command line; else an MCP
+    # client's name and version
+    origin: Origin | None = None
+    # policy: the steps are an agent's own (an MCP client's operation or capability
+    # text), so each is limited to the effects the policy's agents section offers
+    agent_authored: bool = False
+    # execute: asked before the first step, once the plan is decided (a confirmation
+    # the policy asks for); it refuses the run by raising
+    confirm: Callable[[Plan], None] | None = None
+    # execute: set from another thread, it stops the running step and the run
+    cancel: Cancellation | None = None
     # what the stations found
     target: Target | None = None
     capability: Capability | None = None
@@ -137,7 +163,8 @@ def load(run: Run) -> None:
     if run.target is None:
         assert run.name is not None
         run.target = resolve_one(run.name, ws.sources, ws.cwd)
-    run.capability, problems = check_capability(load_document(run.target.path, run.target.display))
+    document = load_document(run.target.path, run.target.display, run.text)
+    run.capability, problems = check_capability(document)
     run.problems.extend(problems)
 
 
@@ -166,7 +193,9 @@ def validate(run: Run) -> None:
     raise InvalidCapability(
         f"{run.target.display} is not a valid capability ({len(errors)} error{plural}); "
         "nothing ran",
-        hint=f"run `runtime capability validate {run.name}` for details",
+        hint=f"run `runtime capability validate {run.name}` for details"
+        if run.text is None
+        else "each problem is listed at its line and column of the text given",
         problems=errors,
     )
 
@@ -217,6 +246,10 @@ def policy(run: Run) -> None:
 
     if run.plan is not None and run.services is not None:
         decide(run.plan, run.ws, run.services)
+        if run.agent_authored:
+            from runtime.plan.agents import limit_own_steps
+
+            limit_own_steps(run.plan.steps, run.ws.policy.agents)
     if run.plan is not None and _log.enabled(WARNING):
         for s in run.plan.refused:
             _log.warning(
@@ -271,15 +304,26 @@ def preflight(run: Run) -> None:
 def execute(run: Run) -> None:
     """Run the steps in order, each announced in the audit log before it runs and recorded
     after, stopping at the first failure."""
+    from runtime.execute.cancel import cancellable
     from runtime.execute.run import run_plan
 
     assert run.plan is not None and run.services is not None
+    if run.confirm is not None:
+        run.confirm(run.plan)
     reporter: Reporter = run.reporter if run.reporter is not None else _Silent()
     reporter.run_started(run.warnings)
     timeout = run.timeout if run.timeout is not None else run.ws.policy.timeout()
-    run.result = run_plan(
-        run.plan, run.inputs, run.services, run.redactor, reporter, run.run_id, timeout
-    )
+    with cancellable(run.cancel):
+        run.result = run_plan(
+            run.plan,
+            run.inputs,
+            run.services,
+            run.redactor,
+            reporter,
+            run.run_id,
+            timeout,
+            origin=run.origin,
+        )
 
 
 def record(run: Run) -> None:
@@ -363,7 +407,9 @@ def _record_refusal(run: Run, failure: RuntimeFailure) -> None:
 
     cap = run.capability
     rules = []
-    if isinstance(failure, PolicyRefusal) and run.plan is not None:
+    if isinstance(failure, Declined):
+        rules = failure.rules
+    elif isinstance(failure, PolicyRefusal) and run.plan is not None:
         rules = [s.decision.rule for s in run.plan.refused]
     record_refusal(
         run.ws,
@@ -373,6 +419,7 @@ def _record_refusal(run: Run, failure: RuntimeFailure) -> None:
         sha256=cap.sha256 if cap is not None and cap.sha256 else None,
         failure=failure,
         rules=rules,
+        origin=run.origin,
     )
 
 

@@ -129,7 +129,7 @@ def _read(home: str, policy_file: str | None, explicit: bool) -> dict[str, Any]:
         raise SettingsError(exc.message, exc.hint or "") from None
     allowed = sorted(name for name in policy.allowed_binaries if policy.denied_name(name) is None)
     return {
-        "shell_filters": list(policy.shell_filters[0]),
+        "shell_filters": list(policy.agents.shell_filters[0]),
         "allowed_binaries": allowed,
         "audit_max_bytes": config.audit.max_bytes,
         "audit_keep": config.audit.keep,

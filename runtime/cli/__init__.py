@@ -64,6 +64,11 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, str]] = {
         "runtime.cli.agent_cmds:agent_app",
         "AI assistants: the shell-hook guard, and the files that wire them up.",
     ),
+    "mcp": (
+        (),
+        "runtime.cli.mcp_cmd:mcp_app",
+        "Serve runtime to AI assistants (MCP over stdio).",
+    ),
     "version": ((), "runtime.cli.commands:version_app", "Print the version."),
 }
 
@@ -221,21 +226,9 @@ def _report_failure(failure: Failure, as_json: bool) -> int:
         write_err(redact.text(text), styled=styled)
 
     if as_json:
-        emit_json(
-            redact.data(
-                {
-                    "ok": False,
-                    "exit_code": int(failure.exit_code),
-                    "status": failure.document_status,
-                    "error": {
-                        "code": failure.code,
-                        "message": failure.message,
-                        "hint": failure.hint,
-                        "problems": [p.to_json() for p in failure.problems],
-                    },
-                }
-            )
-        )
+        from runtime.cli.documents import error_document
+
+        emit_json(redact.data(error_document(failure)))
     else:
         if failure.problems:
             for p in failure.problems:

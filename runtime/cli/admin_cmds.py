@@ -103,11 +103,13 @@ def policy_show_cmd() -> None:
             out("    (none)")
     for key in ("git_hooks", "allow_unconfined", "require_confinement"):
         out(f"{key}: {str(doc[key]['value']).lower()}  [{doc[key]['source']}]")
-    filters = doc["agents"]["shell_filters"]
     out(
-        "agents.shell_filters (what `runtime agent hook` lets a runtime command pipe into): "
-        f"{', '.join(filters['value']) or '(none)'}  [{filters['source']}]"
+        "agents (what an assistant is offered through `runtime mcp serve`, and what `runtime agent hook` lets a runtime command pipe into):"
     )
+    for key, item in doc["agents"].items():
+        value = item["value"]
+        shown = ", ".join(value) or "(none)" if isinstance(value, list) else str(value).lower()
+        out(f"    {key}: {shown}  [{item['source']}]")
 
 
 @policy_app.command("spec")
@@ -129,7 +131,7 @@ def policy_check_cmd(
     ),
 ) -> None:
     """Show each step's policy decision without running anything."""
-    from runtime.cli.run_cmds import _plan_exit
+    from runtime.cli.documents import plan_exit
     from runtime.pipeline import Mode, capability_run, policy, walk
 
     ws = workspace()
@@ -140,7 +142,7 @@ def policy_check_cmd(
     plan, redactor, target = run.plan, run.redactor, run.target
     assert plan is not None and target is not None
     decisions = [_decision(s, redactor) for s in plan.steps]
-    code = _plan_exit(plan)
+    code = plan_exit(plan)
     waiting = list(dict.fromkeys(n for s in plan.waiting for n in s.waiting))
     if json_mode():
         emit_json(
@@ -295,6 +297,12 @@ def _record_line(r: dict[str, Any]) -> str:
         parts.append("inputs " + ", ".join(f"{k}={_shown(v)!r}" for k, v in inputs.items()))
     elif inputs:
         parts.append(f"inputs {_shown(inputs)}")
+    if r.get("origin") not in (None, "cli"):  # an assistant's call: through which client
+        client = r.get("client")
+        who = f"{_shown(r['origin'])}"
+        if isinstance(client, dict):
+            who += f" {_shown(client.get('name', '?'))} {_shown(client.get('version', '?'))}"
+        parts.append(f"by {who}")
     if "step" in r:
         parts.append(f"step {_shown(r['step'])}")
     if "target" in r:

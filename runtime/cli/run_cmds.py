@@ -11,12 +11,19 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
+from runtime.cli.documents import (
+    applied_note,
+    plan_document,
+    plan_exit,
+    planned,
+    run_document,
+)
 from runtime.cli.render import emit_json, err, out, out_wrapped, plural, steps_named
 from runtime.cli.reporters import QuietReporter, RawReporter, TextReporter
 from runtime.cli.session import (
@@ -33,10 +40,9 @@ if TYPE_CHECKING:
     from signal import _HANDLER  # typeshed's name for what signal.signal returns
     from types import FrameType
 
-    from runtime.document.model import Capability
     from runtime.execute.engine import RunResult
     from runtime.pipeline import Run
-    from runtime.plan.build import Plan, PlannedStep
+    from runtime.plan.build import PlannedStep
     from runtime.plan.workspace import Workspace
     from runtime.preflight.report import Report
     from runtime.provider import Provider
@@ -100,32 +106,12 @@ def _signals_as_exceptions() -> Iterator[None]:
             signal.signal(number, before)
 
 
-def _planned(run: Run) -> tuple[Capability, Plan]:
-    """The capability and plan of a run the resolve station has planned."""
-    assert run.capability is not None and run.plan is not None
-    return run.capability, run.plan
-
-
-def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
-    cap, plan = _planned(prepared)
-    extra = {"preflight": report.to_json()} if report is not None else {}
-    return {
-        **extra,
-        "capability": {"path": cap.path, "sha256": cap.sha256},
-        # where the policy's relative roots and the steps' relative paths start
-        "working_folder": str(prepared.ws.cwd),
-        "inputs": prepared.redactor.inputs(prepared.inputs),
-        "steps": [s.to_json(prepared.redactor) for s in plan.steps],
-        "warnings": [p.to_json() for p in prepared.warnings],
-    }
-
-
 def render_plan_text(prepared: Run, *, verbose: bool = False) -> None:
     """The plan: one line per step (``verbose``: each step's details); under ``--quiet``
     only the steps something stands in the way of, and the warnings."""
     from runtime.cli.plan_text import fits, print_step_lines, step_details, step_lines
 
-    cap, plan = _planned(prepared)
+    cap, plan = planned(prepared)
     red = prepared.redactor
     quiet = quiet_mode()
     total = len(plan.steps)
@@ -179,31 +165,14 @@ def render_preflight_text(report: Report, heading: str = "") -> None:
         out_wrapped(f"cost hints: {hints}", "  ")
 
 
-def _plan_exit(plan: Plan) -> int:
-    if plan.refused:
-        return int(ExitCode.POLICY_REFUSED)
-    if plan.waiting:  # planned without a required input: the run cannot start as asked
-        return int(ExitCode.INVALID)
-    if plan.missing_binaries:
-        return int(ExitCode.MISSING_CAPABILITY)
-    return 0
-
-
 def show_plan(prepared: Run, command: str, *, verbose: bool = False) -> int:
     """The plan as JSON, or as text: short, or whole with ``verbose``; under ``--quiet``
     only what stands in the way of a run."""
-    _, plan = _planned(prepared)
-    code = _plan_exit(plan)
+    _, plan = planned(prepared)
+    code = plan_exit(plan)
     report = prepared.report
     if json_mode():
-        doc = {
-            "ok": code == 0,
-            "exit_code": code,
-            "command": command,
-            "dry_run": True,
-            **plan_json(prepared, report),
-        }
-        emit_json(doc)
+        emit_json(plan_document(prepared, command))
     else:
         render_plan_text(prepared, verbose=verbose)
         heading = "preflight (offline, no version probes):"
@@ -244,40 +213,13 @@ def execute_run(run: Run) -> int:
 
 
 def _render_run(prepared: Run, result: RunResult) -> None:
-    red = prepared.redactor
     total = len(result.results)
     ok_count = sum(1 for r in result.results if r.status == "ok")
     not_run = [r.planned.index for r in result.results if r.status == "not-run"]
     failed = result.failed_step
-    applied_note = None
-    if failed is not None and ok_count:
-        done = [r.planned.index for r in result.results if r.status == "ok"]
-        applied_note = (
-            f"{steps_named(done)} {'stays' if len(done) == 1 else 'stay'} applied: "
-            "capabilities are not transactional"
-        )
+    note = applied_note(result)
     if json_mode():
-        cap, _ = _planned(prepared)
-        emit_json(
-            {
-                "ok": result.exit_code == 0,
-                "exit_code": result.exit_code,
-                "status": result.status,
-                "run_id": result.run_id,
-                "capability": {"path": cap.path, "sha256": cap.sha256},
-                "inputs": red.inputs(prepared.inputs),
-                "steps": [r.to_json(red) for r in result.results],
-                "summary": {
-                    "total": total,
-                    "ok": ok_count,
-                    "not_run": len(not_run),
-                    "failed_step": failed.planned.index if failed else None,
-                },
-                "note": applied_note,
-                # what was said before the first step (an optional input left literal)
-                "warnings": [p.to_json() for p in prepared.warnings],
-            }
-        )
+        emit_json(run_document(prepared, result))
     elif reader_gone():
         # the reader of stdout went away (`| head -1`): the run ends as a program SIGPIPE
         # ends, saying nothing; its progress so far stands, the audit log has the rest
@@ -299,8 +241,8 @@ def _render_run(prepared: Run, result: RunResult) -> None:
         if not_run:
             line += f"; {steps_named(not_run)} not run"
         err(line + f" (run {result.run_id})")
-        if applied_note:
-            err(f"note: {applied_note}")
+        if note:
+            err(f"note: {note}")
 
 
 @capability_app.command("execute")

@@ -113,22 +113,25 @@ def check(
 
 
 def render_json(found: Validated) -> None:
-    emit_json(
-        {
-            "ok": found.ok,
-            "exit_code": 0 if found.ok else int(ExitCode.INVALID),
-            "capabilities": [_capability_json(r) for r in found.results],
-            "skipped": found.skipped,
-            "summary": {
-                "checked": len(found.results),
-                "valid": found.valid,
-                "invalid": found.invalid,
-                "errors": found.errors,
-                "warnings": found.warnings,
-                "skipped": len(found.skipped),
-            },
-        }
-    )
+    emit_json(validated_document(found))
+
+
+def validated_document(found: Validated) -> dict[str, Any]:
+    """``capability validate --output json``: each capability's problems, the summary."""
+    return {
+        "ok": found.ok,
+        "exit_code": 0 if found.ok else int(ExitCode.INVALID),
+        "capabilities": [_capability_json(r) for r in found.results],
+        "skipped": found.skipped,
+        "summary": {
+            "checked": len(found.results),
+            "valid": found.valid,
+            "invalid": found.invalid,
+            "errors": found.errors,
+            "warnings": found.warnings,
+            "skipped": len(found.skipped),
+        },
+    }
 
 
 def _capability_json(r: Run) -> dict[str, Any]:

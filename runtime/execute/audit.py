@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from runtime.execute import auditfile
 from runtime.execute.auditfile import ATTEMPTS as _ATTEMPTS
@@ -64,6 +64,18 @@ class Skipped:
     count: int
     first_line: int
     why: str
+
+
+class Origin(NamedTuple):
+    """Who asked for a run, as its ``run.start`` and ``run.refused`` records say: ``cli``
+    (the command line), or ``mcp`` with the client's name and version as its
+    ``clientInfo`` gave them (None when it gave none)."""
+
+    name: str = "cli"
+    client: dict[str, str] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        return {"origin": self.name, "client": self.client}
 
 
 def new_run_id(clock: Callable[[], float] = time.time) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.errors import Failure, Interrupted, RejectedCredential, StepError, Terminated
 from runtime.execute.audit import AuditError, AuditLog
+from runtime.execute.cancel import check as check_cancelled
 from runtime.log import INFO, WARNING, get_logger
 from runtime.plan.build import Plan, PlannedStep
 from runtime.plan.network import NetworkRule
@@ -127,6 +128,7 @@ def execute_plan(
             if stop is not None:
                 run.results.append(StepResult(planned, ran=False))
                 continue
+            check_cancelled()  # a run cancelled from another thread: no next step
             try:
                 # which step is about to run: its arguments, decision and outcome are in the
                 # step's own record, the capability, its digest and the inputs in run.start

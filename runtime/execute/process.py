@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from runtime.execute.cancel import check as check_cancelled
+from runtime.execute.cancel import current as cancellation
 from runtime.provider.run import ProgramResult
 
 CHUNK_SIZE = 64 * 1024
@@ -271,6 +273,10 @@ class _Runner:
             )
             self.streams.append(stream)
             self._watch(fd, stream)
+        # a run cancelled from another thread (runtime.execute.cancel) ends the wait too
+        self.cancellation = cancellation()
+        if self.cancellation is not None:
+            self._watch(self.cancellation.fileno(), None)
         # A pidfd makes the wait end when the program exits (Linux >= 5.3).
         self.pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)
@@ -316,6 +322,9 @@ class _Runner:
             timeout = min(timeout, POLL_INTERVAL)
         for fd, _ in self._poll.poll(math.ceil(timeout * 1000) if timeout > 0 else 0):
             stream = self._watched.get(fd)
+            if self.cancellation is not None and fd == self.cancellation.fileno():
+                self.cancellation.check()  # raises: the group is ended as for a signal
+                continue
             if stream is None:  # the pidfd: the program exited
                 self._close_pidfd()
                 self.proc.poll()
@@ -436,6 +445,8 @@ class _Runner:
         for stream in self.streams:
             self._close_stream(stream)
         self._close_pidfd()
+        if self.cancellation is not None:  # the run's to close, not ours: only unwatched
+            self._unwatch(self.cancellation.fileno())
 
 
 def _start_error(argv0: str, cwd: Path, exc: OSError) -> ProcessStartError:
@@ -530,6 +541,7 @@ def run_process(
     if head_bytes < 0 or tail_bytes < 0:
         raise ValueError("run_process: head_bytes and tail_bytes must not be negative")
 
+    check_cancelled()  # a run cancelled meanwhile starts nothing more
     start = time.monotonic()
     # Plain pipes, read as descriptors: file objects around them would cost a few
     # system calls each (isatty, seek checks) and nothing here reads through them.

@@ -8,7 +8,7 @@ import socket
 from typing import TYPE_CHECKING
 
 from runtime.errors import RuntimeFailure, UsageError
-from runtime.execute.audit import AuditError, AuditLog
+from runtime.execute.audit import AuditError, AuditLog, Origin
 from runtime.execute.engine import Reporter, RunResult, execute_plan
 from runtime.home.config import Rotation
 from runtime.plan.build import Plan
@@ -27,6 +27,8 @@ def run_plan(
     reporter: Reporter,
     run_id: str,
     timeout: float,
+    *,
+    origin: Origin | None = None,
 ) -> RunResult:
     """Run the plan's steps in order, recording each: the runtime is not dumpable, every
     secret in reach is registered first, and run.start is written before the first step
@@ -56,6 +58,7 @@ def run_plan(
                 # lives, "abandoned" once it is gone (SIGKILL, a power cut)
                 pid=os.getpid(),
                 host=socket.gethostname(),
+                **(origin or Origin()).fields(),
             )
         except AuditError as exc:
             raise UsageError(f"{exc}; nothing ran", hint="make the audit log writable") from None
@@ -108,6 +111,7 @@ def record_refusal(
     sha256: str | None,
     failure: RuntimeFailure,
     rules: list[str],
+    origin: Origin | None = None,
 ) -> None:
     """A refused run leaves one audit record too: what was refused, the failure's code,
     exit code and message, and the policy rules or the problems that refused it. Best
@@ -141,6 +145,7 @@ def record_refusal(
             exit_code=int(failure.exit_code),
             reason=failure.message,
             **extra,
+            **(origin or Origin()).fields(),
         )
     except AuditError:
         pass

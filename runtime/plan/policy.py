@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.plan.agents import AgentPolicy
 from runtime.plan.binary import git_config_reads, git_config_sets_identity, literal_option_uses
 from runtime.plan.programs import owned_profile
 from runtime.problems import Problem
@@ -73,8 +74,8 @@ class Policy:
     admitted_helpers: dict[str, dict[str, str]] = field(default_factory=dict)
     # hosts a binary may reach through the egress proxy, besides its profile's
     binary_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
-    # the read-only filters `runtime agent hook` lets a runtime command pipe into
-    shell_filters: tuple[list[str], str] = ([], "default")
+    # what an AI assistant is offered through `runtime mcp serve` (runtime.plan.agents)
+    agents: AgentPolicy = field(default_factory=AgentPolicy)
     sources: list[str] = field(default_factory=list)
     # entries of the user file that have no effect (the floor overrides them), at their
     # position: every command that loads the policy says so
@@ -564,9 +565,7 @@ class Policy:
                 for b, hosts in sorted(self.binary_hosts.items())
                 for h, s in hosts.items()
             ],
-            "agents": {
-                "shell_filters": {"value": self.shell_filters[0], "source": self.shell_filters[1]}
-            },
+            "agents": self.agents.to_json(),
         }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import InvalidPolicy
+from runtime.plan.agents import EFFECTS, AgentPolicy
 from runtime.plan.policy import NEVER_BINARIES, SHELL_FILTERS, Policy
 from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
@@ -59,10 +60,17 @@ POLICY_SCHEMA = Map(
             extra=List(Text(string=True, pattern=r"/.*", means="an absolute path"))
         ),
         "binary_hosts": Map(extra=_WORDS),
-        # what `runtime agent hook` lets an assistant pipe runtime's output into
         "agents": Map(
-            {"shell_filters": List(Text(choices=SHELL_FILTERS))},
-            unknown=Msg("unknown agents key '{key}'", "known keys: {allowed}"),
+            {
+                # globs of capability names: YAML's plain * is an alias, so quote it
+                "capabilities": List(Text(string=True)),
+                "execute_own_text": Bool(ignore_case=True),
+                "operations": Text(choices=EFFECTS),
+                "confirm": List(Text(choices=EFFECTS)),
+                # what `runtime agent hook` lets an assistant pipe runtime's output into
+                "shell_filters": List(Text(choices=SHELL_FILTERS)),
+            },
+            unknown=Msg("unknown key '{key}' of agents", "known keys: {allowed}"),
         ),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
@@ -215,9 +223,23 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
         listed = policy.binary_hosts.setdefault(binary, {})
         for host in hosts:
             listed.setdefault(host.lower(), source)
-    if "shell_filters" in data.get("agents", {}):
-        policy.shell_filters = (list(dict.fromkeys(data["agents"]["shell_filters"])), source)
+    _apply_agents(policy.agents, data.get("agents", {}), source)
     policy.sources.append(source)
+
+
+def _apply_agents(agents: AgentPolicy, data: Mapping[str, Any], source: str) -> None:
+    """Each key of the agents section replaces what came before it: a user policy may
+    narrow what an assistant is offered as well as widen it."""
+    if "capabilities" in data:
+        agents.capabilities = (list(data["capabilities"]), source)
+    if "execute_own_text" in data:
+        agents.execute_own_text = (bool(data["execute_own_text"]), source)
+    if "operations" in data:
+        agents.operations = (str(data["operations"]), source)
+    if "confirm" in data:
+        agents.confirm = (list(dict.fromkeys(data["confirm"])), source)
+    if "shell_filters" in data:
+        agents.shell_filters = (list(dict.fromkeys(data["shell_filters"])), source)
 
 
 def default_policy_data() -> dict[str, Any]:

@@ -170,7 +170,7 @@ def test_help_for_a_misspelled_operation_is_refused_with_a_suggestion(cli: Cli, 
 
 # -- 12. help and usage ---------------------------------------------------------------------
 
-GROUPS = ["capability", "command", "policy", "audit", "auth", "context"]
+GROUPS = ["capability", "command", "policy", "audit", "auth", "context", "mcp"]
 LEAVES = [
     ["capability", "validate"],
     ["capability", "execute"],
@@ -182,6 +182,7 @@ LEAVES = [
     ["auth", "login"],
     ["command", "run"],
     ["policy", "check"],
+    ["mcp", "serve"],
     ["doctor"],
 ]
 

@@ -32,6 +32,12 @@ HEAVY = (
     "runtime.execute.engine",
     "runtime.execute.process",
     "packaging",
+    # the MCP SDK and what it stands on: `runtime mcp serve` and `preflight --live` only
+    "mcp",
+    "mcp_types",
+    "anyio",
+    "pydantic",
+    "runtime.cli.mcp_cmd",
 )
 
 
