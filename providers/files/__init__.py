@@ -10,6 +10,7 @@ from runtime.provider import (
     BoundCall,
     Inspection,
     Operation,
+    Option,
     Positional,
     ProviderBase,
     RunContext,
@@ -38,6 +39,75 @@ workflow:
 """
 
 _OPS = "providers.files.ops:"
+
+
+def _edit_options(*own: Option) -> tuple[Option, ...]:
+    """An edit's own options, then where it looks: the folder, the files' name or glob,
+    and the matches each file that has one must have (ER's flags, and key=value)."""
+    return (
+        *own,
+        Option(
+            "dir",
+            "folder searched, with its subfolders (under a read and a write root)",
+            required=True,
+            type="path",
+            access="write",
+            flags=("--dir",),
+        ),
+        Option("filename", "the files' name (build.yaml)", flags=("--filename",)),
+        Option("include", "a glob the files' names match ('*.tf')", flags=("--include",)),
+        Option(
+            "expected_per_file",
+            "the matches each file with a match must have, or nothing is written",
+            type="int",
+            range=(1, None),
+            flags=("--expected-per-file",),
+        ),
+    )
+
+
+EDIT_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        words=("yaml", "replace"),
+        summary=(
+            "Replace every scalar value FROM with TO in the YAML files under DIR, changing "
+            "only those bytes (comments, quoting and layout stay); all files or none"
+        ),
+        transport="local",
+        effect="write",
+        options=_edit_options(
+            Option("from", "the value replaced (a whole scalar)", required=True, flags=("--from",)),
+            Option("to", "the value written in its place", required=True, flags=("--to",)),
+        ),
+        handler="providers.files.yaml_edit:yaml_replace",
+        example="runtime files yaml replace --from v1 --to v2 --dir . --filename build.yaml",
+    ),
+    Operation(
+        words=("yaml", "set"),
+        summary=(
+            "Set the scalar at PATH (a.b[name=app].c, [0]) to VALUE in the YAML files "
+            "under DIR, changing only its bytes; all files or none"
+        ),
+        transport="local",
+        effect="write",
+        options=_edit_options(
+            Option(
+                "path",
+                "keys separated by '.', [N] for an item, [KEY=VALUE] for the items of a "
+                "list whose KEY is VALUE",
+                required=True,
+                flags=("--path",),
+            ),
+            Option("value", "the scalar value written", required=True, flags=("--value",)),
+        ),
+        handler="providers.files.yaml_edit:yaml_set",
+        example=(
+            "runtime files yaml set --path 'spec.template.spec.containers[name=app].image' "
+            "--value acme/app:2 --dir . --filename deployment.yaml --expected-per-file 1"
+        ),
+    ),
+)
+EDITS = frozenset(op.name for op in EDIT_OPERATIONS)
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -113,6 +183,7 @@ OPERATIONS: tuple[Operation, ...] = (
         handler=_OPS + "delete_file",
         example="runtime files delete ./old.txt",
     ),
+    *EDIT_OPERATIONS,
 )
 
 
@@ -127,16 +198,28 @@ class FilesProvider(ProviderBase):
     scaffold_network = "none"
 
     def execute(self, operation: Operation, call: BoundCall, env: StepEnvironment) -> StepOutcome:
+        if operation.name in EDITS:
+            from providers.files.edits import execute as edit
+
+            return edit(operation, call, env)
         from providers.files.ops import execute
 
         return execute(operation, call, env)
 
     def inspect(self, operation: Operation, call: BoundCall, run: RunContext) -> Inspection:
+        if operation.name in EDITS:
+            from providers.files.edits import inspect as preview
+
+            return preview(operation, call, run)
         from providers.files.ops import inspect
 
         return inspect(operation, call, run)
 
     def check(self, operation: Operation, call: BoundCall) -> list[BindingProblem]:
+        if operation.name in EDITS:
+            from providers.files.edits import check as checked
+
+            return checked(operation, call)
         from providers.files.ops import check
 
         return check(operation, call)
