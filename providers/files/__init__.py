@@ -106,6 +106,67 @@ EDIT_OPERATIONS: tuple[Operation, ...] = (
             "--value acme/app:2 --dir . --filename deployment.yaml --expected-per-file 1"
         ),
     ),
+    Operation(
+        words=("terraform", "set-attribute"),
+        summary=(
+            "Set ATTRIBUTE of each top-level BLOCK (with LABEL) to VALUE, an HCL "
+            "expression, in the Terraform files under DIR; all files or none"
+        ),
+        transport="local",
+        effect="write",
+        options=_edit_options(
+            Option(
+                "block", "the block's type (module, resource)", required=True, flags=("--block",)
+            ),
+            Option(
+                "label",
+                "the block's labels, joined by '.' (repository; google_storage_bucket.logs)",
+                flags=("--label",),
+            ),
+            Option("attribute", "the attribute set", required=True, flags=("--attribute",)),
+            Option(
+                "value",
+                "an HCL expression, written as it is: '\"main\"' is a string",
+                required=True,
+                flags=("--value",),
+            ),
+        ),
+        handler="providers.files.hcl_edit:set_attribute",
+        example=(
+            "runtime files terraform set-attribute --block module --label repository "
+            "--attribute branch --value '\"main\"' --dir . --include '*.tf'"
+        ),
+    ),
+    Operation(
+        words=("terraform", "update-provider"),
+        summary=(
+            "Set the version constraint of the provider SOURCE in required_providers "
+            "(and terraform's required_version) in the Terraform files under DIR"
+        ),
+        transport="local",
+        effect="write",
+        options=_edit_options(
+            Option(
+                "source",
+                "the provider's source (hashicorp/google)",
+                required=True,
+                flags=("--source",),
+            ),
+            Option(
+                "version", "its version constraint ('~> 5.0')", required=True, flags=("--version",)
+            ),
+            Option(
+                "terraform_version",
+                "terraform's required_version constraint ('>= 1.5')",
+                flags=("--terraform-version",),
+            ),
+        ),
+        handler="providers.files.hcl_edit:update_provider",
+        example=(
+            "runtime files terraform update-provider --source hashicorp/google "
+            "--version '~> 5.0' --dir . --include '*.tf'"
+        ),
+    ),
 )
 EDITS = frozenset(op.name for op in EDIT_OPERATIONS)
 
