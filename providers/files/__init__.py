@@ -167,6 +167,28 @@ EDIT_OPERATIONS: tuple[Operation, ...] = (
             "--version '~> 5.0' --dir . --include '*.tf'"
         ),
     ),
+    Operation(
+        words=("codeowners", "add-owner"),
+        summary=(
+            "Add OWNER to the CODEOWNERS rule that decides PATTERN (the last line with it: "
+            "the last match wins), or a first rule for it; all files or none"
+        ),
+        transport="local",
+        effect="write",
+        options=_edit_options(
+            Option(
+                "pattern",
+                "the rule's pattern, as written ('*', /docs/)",
+                required=True,
+                flags=("--pattern",),
+            ),
+            Option(
+                "owner", "@user, @org/team or an email address", required=True, flags=("--owner",)
+            ),
+        ),
+        handler="providers.files.codeowners:add_owner",
+        example="runtime files codeowners add-owner --pattern '*' --owner @acme/web --dir . --filename CODEOWNERS",
+    ),
 )
 EDITS = frozenset(op.name for op in EDIT_OPERATIONS)
 
