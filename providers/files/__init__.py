@@ -1,7 +1,10 @@
-"""The ``files`` provider: local file operations confined to policy roots.
+"""The ``files`` provider: local file operations confined to policy roots, and structured
+edits of YAML, Terraform and CODEOWNERS files in place.
 
-This module is only the declaration (operations as data). The implementation
-in :mod:`providers.files.ops` is imported when a step runs.
+This module is only the declaration (operations as data). The implementation is
+imported when a step runs: :mod:`providers.files.ops` for the file operations,
+:mod:`providers.files.edits` for the edits (each format's editor, and its library, only
+when an edit of that format is checked or run).
 """
 
 from __future__ import annotations
@@ -273,7 +276,8 @@ OPERATIONS: tuple[Operation, ...] = (
 class FilesProvider(ProviderBase):
     name = "files"
     summary = (
-        "Local files, confined to the policy's read and write roots; "
+        "Local files and structured edits (YAML, Terraform, CODEOWNERS), confined to the "
+        "policy's read and write roots; "
         "never writes Runtime Home, the policy file or .git"
     )
     operations = OPERATIONS

@@ -222,7 +222,7 @@ def work_out(
     limits: EditLimits,
     protected: ProtectedPaths,
     memory: Memory,
-    deadline: float,
+    deadline: float | None,
     planning: bool,
 ) -> Batch:
     """The batch: every file found, read and edited, and every check before a write.
@@ -230,9 +230,12 @@ def work_out(
     :class:`PolicyRefusal` (a bound passed, a protected path: exit 3).
 
     ``planning``: the plan's preview, which works on what the plan's earlier edits
-    would leave and records what this one leaves for the edits after it."""
+    would leave and records what this one leaves for the edits after it. ``deadline``:
+    the step's (``time.monotonic()``), if it comes before the policy's bound."""
     started = time.monotonic()
-    deadline = min(deadline, started + limits.seconds)
+    bound = started + limits.seconds
+    step_first = deadline is not None and deadline < bound
+    deadline = min(deadline, bound) if deadline is not None else bound
     files: list[FileEdit] = []
     skipped: list[str] = []
     total = 0
@@ -250,7 +253,7 @@ def work_out(
             data = memory.planned.get(real, data)
         files.append(_edit_one(editor, call_key, real, shown, parts, name, data, memory))
         if time.monotonic() > deadline:
-            raise _late(limits, deadline, started)
+            raise _late(limits, step_first)
     batch = Batch(selection, files, skipped)
     _check(batch, limits, protected)
     if planning:
@@ -259,8 +262,8 @@ def work_out(
     return batch
 
 
-def _late(limits: EditLimits, deadline: float, started: float) -> PolicyRefusal:
-    if deadline - started < limits.seconds:  # the step's own time limit came first
+def _late(limits: EditLimits, step_first: bool) -> PolicyRefusal:
+    if step_first:  # the step's own time limit came first
         return Refused(
             "timeout_seconds",
             "refused: the edit did not finish within the step's time limit; nothing was written",

@@ -11,7 +11,6 @@ format is checked or run, never at start-up.
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -222,7 +221,7 @@ def _work_out(
         limits=limits,
         protected=run.protected_paths(),
         memory=run.state(Memory),
-        deadline=deadline if deadline is not None else time.monotonic() + limits.seconds,
+        deadline=deadline,
         planning=planning,
     )
 

@@ -101,6 +101,11 @@ def test_a_dry_run_refuses_a_change_it_cannot_preview(cli: Cli, work: Path) -> N
             "the edit reads at least 53 bytes, over file_edits.max_bytes (40 bytes,",
         ),
         ("max_diff_bytes", "100", "has a diff of 2"),
+        (
+            "max_seconds",
+            "0.000001",
+            "takes longer than that, over file_edits.max_seconds (1e-06 s,",
+        ),
     ],
 )
 def test_the_policy_bounds_each_edit(
