@@ -68,6 +68,7 @@ class Config:
     memory_bytes: int
     memory_timeout: float
     mcp_reps: int
+    edit_reps: int
 
 
 FULL = Config(
@@ -95,6 +96,7 @@ FULL = Config(
     memory_bytes=GIB,
     memory_timeout=900,
     mcp_reps=41,
+    edit_reps=5,
 )
 
 QUICK = Config(
@@ -115,6 +117,7 @@ QUICK = Config(
     memory_bytes=256 * MIB,
     memory_timeout=300,
     mcp_reps=5,
+    edit_reps=1,
 )
 
 # id -> (title, target, unit); the order of the table.
@@ -136,6 +139,7 @@ FIGURES: dict[str, tuple[str, str, str]] = {
     "8": ("peak RSS of runtime, binary step printing 1 GiB", "< 100 MiB", "MiB"),
     "9": ("shell-hook guard: runtime agent hook claude vs python -c pass", "ratio <= 4", "s"),
     "10": ("mcp: warm files-read call vs the same call through the CLI", "ratio <= 0.1", "s"),
+    "11": ("yaml set over 1,000 files vs a ruamel.yaml round-trip loop", "ratio <= 1.5", "s"),
 }
 
 
@@ -962,6 +966,135 @@ def fig_agent_hook(ws: Workspace, cfg: Config) -> list[Figure]:
     return [fig]
 
 
+# ----------------------------------------------------------------------------- 11
+
+# A service's manifest, as a monorepo holds a thousand of them: comments, a flow mapping,
+# quoting of each kind, a list of containers selected by name.
+MANIFEST = """\
+# service {i}: its deployment (generated for the benchmark)
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{i}
+  labels: {{app: svc-{i}, tier: 'back'}}
+spec:
+  replicas: 3   # scaled by the autoscaler
+  template:
+    spec:
+      containers:
+        - name: proxy
+          image: envoy:1.29
+        - name: app
+          image: "acme/svc-{i}:1.0"
+          args: [--port, '8080']
+          env:
+            - {{name: LOG_LEVEL, value: info}}
+"""
+EDIT_FOLDERS = 10  # steps of one capability: the default policy's file_edits.max_files each
+EDIT_PER_FOLDER = 100
+EDIT_PATH = "spec.template.spec.containers[name=app].image"
+
+# The reference: the same edit with ruamel.yaml's round trip (load, set, dump), file by
+# file, each written atomically as runtime writes it.
+RUAMEL_LOOP = """\
+import os, sys, tempfile
+from ruamel.yaml import YAML
+root, value = sys.argv[1], sys.argv[2]
+yaml = YAML(typ="rt", pure=True)
+for folder, _, names in sorted(os.walk(root)):
+    if "deployment.yaml" not in names:
+        continue
+    path = os.path.join(folder, "deployment.yaml")
+    with open(path, encoding="utf-8") as f:
+        data = yaml.load(f)
+    for container in data["spec"]["template"]["spec"]["containers"]:
+        if container["name"] == "app":
+            container["image"] = value
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        yaml.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+"""
+
+
+def _monorepo(root: Path) -> dict[Path, str]:
+    files = {}
+    for k in range(EDIT_FOLDERS):
+        for j in range(EDIT_PER_FOLDER):
+            i = k * EDIT_PER_FOLDER + j
+            files[
+                write(root / f"d{k}" / f"svc-{i:04d}" / "deployment.yaml", MANIFEST.format(i=i))
+            ] = MANIFEST.format(i=i)
+    return files
+
+
+def fig_edit(ws: Workspace, cfg: Config) -> list[Figure]:
+    fig = new_figure("11")
+    args = ", ".join(
+        json.dumps(a) for a in ["yaml", "set", "--path", EDIT_PATH, "--value", "acme/svc:2.0"]
+    )
+    steps = "".join(
+        f"  - provider: files\n    args: [{args}, --dir, d{k}, --filename, deployment.yaml, "
+        "--expected-per-file, '1']\n"
+        for k in range(EDIT_FOLDERS)
+    )
+    cap = write(
+        ws.folder("edit-cap") / "bump.md",
+        f"# Bump\n\nEvery service's image.\n\n```runtime\nversion: v1\nworkflow:\n{steps}```\n",
+    )
+    checks: dict[str, int] = {}
+
+    def outside_edit(files: dict[Path, str], name: str) -> None:
+        # files whose bytes changed anywhere but the image of the app container
+        changed = 0
+        for path, before in files.items():
+            i = path.parent.name.removeprefix("svc-").lstrip("0") or "0"
+            wanted = before.replace(f'"acme/svc-{int(i)}:1.0"', '"acme/svc:2.0"')
+            changed += path.read_text(encoding="utf-8") != wanted
+        checks[name] = changed
+
+    def runtime_edit() -> float:
+        work = ws.folder("edit-runtime")
+        files = _monorepo(work)
+        elapsed = timed(
+            [RUNTIME, "capability", "execute", str(cap)],
+            env=ws.env_with_home(),
+            cwd=work,
+            timeout=900,
+        )
+        outside_edit(files, "runtime")
+        shutil.rmtree(work, ignore_errors=True)
+        return elapsed
+
+    def ruamel_loop() -> float:
+        work = ws.folder("edit-ruamel")
+        files = _monorepo(work)
+        elapsed = timed(
+            [PYTHON, "-c", RUAMEL_LOOP, str(work), "acme/svc:2.0"],
+            env=ws.env_with_home(),
+            cwd=work,
+            timeout=900,
+        )
+        outside_edit(files, "ruamel")
+        shutil.rmtree(work, ignore_errors=True)
+        return elapsed
+
+    samples = interleave({"runtime": runtime_edit, "ruamel": ruamel_loop}, cfg.edit_reps)
+    checks_ok = checks.get("runtime") == 0
+    fig.notes.append(
+        f"{EDIT_FOLDERS} steps of {EDIT_PER_FOLDER} files; files changed outside the edit: "
+        f"runtime {checks.get('runtime')}, ruamel round trip {checks.get('ruamel')} "
+        "(its dump re-serialises: quoting, flow style)"
+    )
+    ratio_figure(
+        fig, median(samples["runtime"]), median(samples["ruamel"]), 1.5, checks_ok=checks_ok
+    )
+    fig.details = {"samples_s": samples, "changed_outside_edit": checks}
+    return [fig]
+
+
 # ----------------------------------------------------------------------------- main
 
 GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]] = [
@@ -975,6 +1108,7 @@ GROUPS: list[tuple[str, Callable[[Workspace, Config], list[Figure]], list[str]]]
     ("memory", fig_memory, ["8"]),
     ("shell-hook guard", fig_agent_hook, ["9"]),
     ("mcp serve", lambda ws, cfg: fig_mcp(ws, new_figure("10"), cfg.mcp_reps), ["10"]),
+    ("structured edits", fig_edit, ["11"]),
 ]
 
 

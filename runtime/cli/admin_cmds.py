@@ -110,6 +110,12 @@ def policy_show_cmd() -> None:
         value = item["value"]
         shown = ", ".join(value) or "(none)" if isinstance(value, list) else str(value).lower()
         out(f"    {key}: {shown}  [{item['source']}]")
+    out("file_edits (the bounds on one structured edit; a user policy may only lower them):")
+    by: dict[str, list[str]] = {}
+    for key, bound in doc["file_edits"].items():
+        by.setdefault(bound["source"], []).append(f"{key} {bound['value']}")
+    for source, bounds in by.items():
+        out(f"    {', '.join(bounds)}  [{source}]")
 
 
 @policy_app.command("spec")

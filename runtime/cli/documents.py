@@ -39,6 +39,18 @@ def plan_exit(plan: Plan) -> int:
     return 0
 
 
+def dry_run_exit(plan: Plan) -> int:
+    """The exit code of a plan shown for itself (``capability plan``, ``execute
+    --dry-run``): a plan's, and 1 where it would run but a change cannot be previewed (a
+    dry run shows what each step would change, or refuses: a change it cannot show is
+    one it cannot stand for; the run would fail there, or change something else than
+    planned)."""
+    code = plan_exit(plan)
+    if code == 0 and plan.unpreviewable:
+        return int(ExitCode.STEP_FAILED)
+    return code
+
+
 def plan_json(prepared: Run, report: Report | None = None) -> dict[str, Any]:
     cap, plan = planned(prepared)
     extra = {"preflight": report.to_json()} if report is not None else {}
@@ -57,7 +69,7 @@ def plan_document(prepared: Run, command: str) -> dict[str, Any]:
     """``capability plan`` (and ``execute --dry-run``): the plan, its decisions and the
     offline preflight."""
     _, plan = planned(prepared)
-    code = plan_exit(plan)
+    code = dry_run_exit(plan)
     return {
         "ok": code == 0,
         "exit_code": code,

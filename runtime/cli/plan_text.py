@@ -6,7 +6,8 @@ a line under a step only where something stands in its way (a refusal, a program
 on PATH), and the preflight as a summary of what is not ready or not known, grouped.
 ``--verbose`` shows each step's operation, program, policy rule and notes, and the
 preflight's full table, which ``capability preflight`` always prints. ``--quiet``
-keeps only what stands in the way.
+keeps only what stands in the way. A step whose change can be previewed (a structured
+file edit) shows it under its line in both forms: its counts and each file's diff.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ UNWRAPPED = 200
 UNDER = "      "  # a step's own lines, under its line
 
 
+class Verbatim(str):
+    """A line under a step printed as it is, never wrapped (a line of a diff)."""
+
+
 def verdict(step: PlannedStep) -> str:
     if step.waiting:
         return "waiting"
@@ -44,7 +49,28 @@ def stands_in_the_way(step: PlannedStep) -> list[str]:
         found.append(f"refused by {step.decision.rule}{reason}")
     elif step.program is not None and step.binary_path is None:
         found.append(f"{step.program}: not found on PATH")
+    elif step.inspection.preview is not None and step.inspection.preview.problem:
+        preview = step.inspection.preview
+        hint = f" ({preview.hint})" if preview.hint else ""
+        found.append(f"cannot preview: {preview.problem}{hint}")
     return found
+
+
+def preview_lines(step: PlannedStep, red: Redactor | None) -> list[str]:
+    """What the step would change, under its line: the counts, then each file's unified
+    diff (a file's line endings left out, a character a terminal acts on escaped)."""
+    preview = step.inspection.preview
+    if preview is None or preview.problem:
+        return []
+
+    def shown(text: str) -> str:
+        return printable(red.text(text) if red is not None else text)
+
+    lines: list[str] = [UNDER + shown(preview.summary)] if preview.summary else []
+    for found in preview.files:
+        for line in found.diff.splitlines():
+            lines.append(Verbatim(UNDER + shown(line.rstrip("\r"))))
+    return lines
 
 
 def _cut(text: str, cells: int) -> str:
@@ -58,11 +84,16 @@ def _cut(text: str, cells: int) -> str:
 
 
 def step_lines(
-    steps: list[PlannedStep], label: Callable[[PlannedStep], str], *, quiet: bool
+    steps: list[PlannedStep],
+    label: Callable[[PlannedStep], str],
+    *,
+    quiet: bool,
+    red: Redactor | None = None,
 ) -> list[str]:
     """One line per step, its effect and verdict in a column at the right (within the
     terminal's width: a long command is cut, ``--verbose`` has it whole), and under a
-    step what stands in its way; ``quiet``: only the steps something stands in the way of."""
+    step what stands in its way, or what it would change (its preview); ``quiet``: only
+    the steps something stands in the way of."""
     lefts = [printable(label(s)) for s in steps]
     rights = [f"{s.effect:<7}  {verdict(s)}" for s in steps]
     column = max((display_width(left) for left in lefts), default=0)
@@ -77,12 +108,16 @@ def step_lines(
         left = _cut(left, column)
         lines.append(f"{left}{' ' * (column - display_width(left))}  {right}")
         lines += [f"{UNDER}{p}" for p in problems]
+        if not quiet and not problems:
+            lines += preview_lines(step, red)
     return lines
 
 
 def print_step_lines(lines: list[str]) -> None:
     for line in lines:
-        if line.startswith(UNDER):
+        if isinstance(line, Verbatim):
+            out(line)
+        elif line.startswith(UNDER):
             out_wrapped(line.removeprefix(UNDER), UNDER, hanging=UNDER + "  ")
         else:
             out(line)
@@ -104,6 +139,9 @@ def step_details(s: PlannedStep, red: Redactor) -> None:
     out(f"      policy: {verdict} [{s.decision.rule}]{reason}")
     for note in s.inspection.notes:
         out(f"      note: {red.text(note)}")
+    if s.inspection.preview is not None and s.inspection.preview.problem:
+        print_step_lines([f"{UNDER}{p}" for p in stands_in_the_way(s)])
+    print_step_lines(preview_lines(s, red))
 
 
 def fits(text: str) -> str:

@@ -19,8 +19,8 @@ from runtime.cli.commands import capability_app
 from runtime.cli.completion import capability_names, input_names
 from runtime.cli.documents import (
     applied_note,
+    dry_run_exit,
     plan_document,
-    plan_exit,
     planned,
     run_document,
 )
@@ -135,7 +135,7 @@ def render_plan_text(prepared: Run, *, verbose: bool = False) -> None:
             out(label(s))
             step_details(s, red)
     else:  # each line cut to the terminal's width; --verbose has the arguments whole
-        print_step_lines(step_lines(plan.steps, label, quiet=quiet))
+        print_step_lines(step_lines(plan.steps, label, quiet=quiet, red=red))
     for p in prepared.warnings:
         out(f"{p.file}:{p.line}:{p.column}: warning: {p.message}")
         if p.hint:
@@ -169,7 +169,7 @@ def show_plan(prepared: Run, command: str, *, verbose: bool = False) -> int:
     """The plan as JSON, or as text: short, or whole with ``verbose``; under ``--quiet``
     only what stands in the way of a run."""
     _, plan = planned(prepared)
-    code = plan_exit(plan)
+    code = dry_run_exit(plan)
     report = prepared.report
     if json_mode():
         emit_json(plan_document(prepared, command))
@@ -188,6 +188,12 @@ def show_plan(prepared: Run, command: str, *, verbose: bool = False) -> int:
             )
         elif code == int(ExitCode.MISSING_CAPABILITY):
             out("a program is missing on PATH; nothing would run")
+        elif code == int(ExitCode.STEP_FAILED):
+            which = steps_named([s.index for s in plan.unpreviewable])
+            out(
+                f"the change of {which} cannot be previewed (above): a dry run refuses a "
+                "change it cannot show; nothing was run"
+            )
         elif not quiet_mode():
             more = "" if verbose else " (--verbose: each step's rule and every check)"
             out(f"{plural(len(plan.steps), 'step')} planned; nothing was run{more}")

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from runtime.errors import StepError
 from runtime.provider.operations import Access
-from runtime.provider.run import HostRule, ProgramResult, ProtectedPaths, Roots, Setting
+from runtime.provider.run import (
+    EditLimits,
+    HostRule,
+    ProgramResult,
+    ProtectedPaths,
+    Roots,
+    Setting,
+)
 from runtime.redact import Redactor
 
 if TYPE_CHECKING:
@@ -97,6 +104,18 @@ class RunServices:
             policy,
             home_id,
             (*folder, os.path.basename(policy)) if folder and policy else None,
+        )
+
+    def edit_limits(self) -> EditLimits:
+        bounds = self.workspace.policy.file_edits
+        value = {key: found[0] for key, found in bounds.items()}
+        return EditLimits(
+            files=int(value["max_files"]),
+            bytes=int(value["max_bytes"]),
+            matches=int(value["max_matches"]),
+            diff_bytes=int(value["max_diff_bytes"]),
+            seconds=value["max_seconds"],
+            sources={key: found[1] for key, found in bounds.items()},
         )
 
     def home_key(self, purpose: str) -> bytes | None:

@@ -71,8 +71,7 @@ def value_form(arg: Argument) -> str:
             return "INT"
         return f"{'' if low is None else low}..{'' if high is None else high}"
     if arg.type == "path":
-        access = arg.access if isinstance(arg, Positional) else None
-        return f"a path under a {access or 'read'} root"
+        return f"a path under a {arg.access or 'read'} root"
     return ""
 
 
@@ -133,9 +132,14 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
             if problem is not None:
                 problems.append(problem)
             continue
-        if arg.startswith("-") and len(arg) > 1 and operation.transport in ("rest", "graphql"):
+        if (
+            arg.startswith("-")
+            and len(arg) > 1
+            and (operation.transport in ("rest", "graphql") or flags)
+        ):
             # an API call's positionals are names and routes: a flag written as for a CLI
-            # (`--limit 5`) never binds as one (ORG, then GET /orgs/--limit/issues)
+            # (`--limit 5`) never binds as one (ORG, then GET /orgs/--limit/issues); nor
+            # does a flag an operation that takes flags does not declare (--dirr)
             problem, value_index = _flag_problem(operation, rest, index)
             problems.append(problem)
             if value_index is not None:
@@ -197,16 +201,16 @@ def bind(operation: Operation, rest: Sequence[str]) -> tuple[Binding, list[Bindi
             )
         )
     given = {key for key, _ in binding.options}
-    missing_options = [
-        o.name for o in operation.options or () if o.required and o.name not in given
-    ]
+    missing_options = [o for o in operation.options or () if o.required and o.name not in given]
     if missing_options:
         problems.append(
             BindingProblem(
                 -1,
                 f"'{operation.name}' needs the option"
                 + ("s " if len(missing_options) > 1 else " ")
-                + ", ".join(f"{name}=" for name in missing_options),
+                + ", ".join(
+                    f"{o.name}=" + (f" ({o.flags[0]})" if o.flags else "") for o in missing_options
+                ),
                 f"the form is: {operation.form()}",
                 code="missing-option",
             )

@@ -93,6 +93,13 @@ class PlannedStep:
             "notes": redactor.data(self.inspection.notes),
             "hosts": self.inspection.hosts,
             **{name: self.inspection.record.get(name) for name in RECORD_FIELDS},
+            # what the step would change (a structured edit's diffs), as a file holds it:
+            # a secret an input writes into a file is redacted here too
+            "preview": (
+                redactor.data(self.inspection.preview.to_json())
+                if self.inspection.preview is not None
+                else None
+            ),
             "confined": self.confined,
             "unconfined_reason": self.unconfined,
         }
@@ -113,6 +120,19 @@ class Plan:
     def waiting(self) -> list[PlannedStep]:
         """Steps whose decision waits for a required input that was not supplied."""
         return [s for s in self.steps if s.waiting]
+
+    @property
+    def unpreviewable(self) -> list[PlannedStep]:
+        """Allowed steps whose change cannot be previewed (a structured edit whose file is
+        not there yet, or whose expected count is not met): a dry run refuses them."""
+        return [
+            s
+            for s in self.steps
+            if s.inspection.preview is not None
+            and s.inspection.preview.problem
+            and s.decision.allowed
+            and not s.waiting
+        ]
 
     @property
     def missing_binaries(self) -> list[PlannedStep]:

@@ -76,6 +76,9 @@ class Policy:
     binary_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
     # what an AI assistant is offered through `runtime mcp serve` (runtime.plan.agents)
     agents: AgentPolicy = field(default_factory=AgentPolicy)
+    # the bounds on one structured edit of the files provider (file_edits): key ->
+    # (value, source); the default's values, which a user policy may only lower
+    file_edits: dict[str, tuple[float, str]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     # entries of the user file that have no effect (the floor overrides them), at their
     # position: every command that loads the policy says so
@@ -566,7 +569,16 @@ class Policy:
                 for h, s in hosts.items()
             ],
             "agents": self.agents.to_json(),
+            "file_edits": {
+                key: {"value": _number(value), "source": source}
+                for key, (value, source) in self.file_edits.items()
+            },
         }
+
+
+def _number(value: float) -> float | int:
+    """A bound as the policy file writes it: 100, not 100.0."""
+    return int(value) if value.is_integer() else value
 
 
 def _guess(word: str, names: Iterable[str]) -> str:

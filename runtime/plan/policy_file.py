@@ -23,7 +23,7 @@ from runtime.plan.agents import EFFECTS, AgentPolicy
 from runtime.plan.policy import NEVER_BINARIES, SHELL_FILTERS, Policy
 from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
-from runtime.yamldoc.schema import Bool, List, Map, Msg, Number, Text, load
+from runtime.yamldoc.schema import Bool, Hook, List, Map, Message, Msg, Number, Text, load
 
 _WORDS = List(Text())
 # folders, as config.yaml's capability_sources: YAML reads a plain 5 or true as a number
@@ -31,6 +31,34 @@ _WORDS = List(Text())
 _FOLDERS = List(Text(string=True))
 # a step's time limit, in seconds: the policy file's timeout_seconds and --timeout
 TIMEOUT_SECONDS = Number(above=0, maximum=86400)
+
+
+# The bounds on one structured edit of the files provider (file_edits): a count of
+# files, bytes or matches is a whole number; the time, seconds as timeout_seconds.
+EDIT_LIMITS = ("max_files", "max_bytes", "max_matches", "max_diff_bytes", "max_seconds")
+
+
+def _whole(node: Any, value: Any, scope: Any) -> Msg | None:
+    if scope.key != "max_seconds" and isinstance(value, float) and not value.is_integer():
+        return Msg(
+            "file_edits.{key} must be a whole number, not {text}", "write it without a fraction"
+        )
+    return None
+
+
+def _edit_bounds(narrows: Hook | None = None) -> Map:
+    """file_edits' shape; ``narrows``: a user file's check that a bound is not raised."""
+
+    def check(node: Any, value: Any, scope: Any) -> Message | None:
+        return _whole(node, value, scope) or (narrows(node, value, scope) if narrows else None)
+
+    return Map(
+        {
+            key: Number(above=0, maximum=86400 if key == "max_seconds" else None, check=check)
+            for key in EDIT_LIMITS
+        },
+        unknown=Msg("unknown file_edits key '{key}'", "known keys: {allowed}"),
+    )
 
 
 # The policy file's schema (runtime.yamldoc.schema): closed, every problem at its position.
@@ -72,6 +100,7 @@ POLICY_SCHEMA = Map(
             },
             unknown=Msg("unknown key '{key}' of agents", "known keys: {allowed}"),
         ),
+        "file_edits": _edit_bounds(),
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )
@@ -122,9 +151,22 @@ def _user_schema(floor: Policy) -> Map:
             f"remove it from allowed_subcommands: {binary} in this file",
         )
 
+    def narrows(node: Any, value: Any, scope: Any) -> Msg | None:
+        key = scope.key or ""
+        bound = floor.file_edits.get(key)
+        if bound is None or not isinstance(value, float) or value <= bound[0]:
+            return None
+        shown = int(bound[0]) if bound[0].is_integer() else bound[0]
+        return Msg(
+            f"file_edits.{key} is {{text}}, above the default policy's {shown}: a user "
+            "policy may lower the bounds on an edit, never raise them",
+            f"write a value of at most {shown}, or remove file_edits.{key} from this file",
+        )
+
     return Map(
         {
             **POLICY_SCHEMA.fields,
+            "file_edits": _edit_bounds(narrows),
             "allowed_binaries": List(Text(check=denied_binary)),
             "allowed_subcommands": Map(extra=List(Text(check=denied_subcommand))),
             "binary_credentials": Map(extra=Text(check=keeps)),
@@ -224,6 +266,9 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
         for host in hosts:
             listed.setdefault(host.lower(), source)
     _apply_agents(policy.agents, data.get("agents", {}), source)
+    for key, value in data.get("file_edits", {}).items():
+        # a user file's value is at most the default's (refused when it was parsed)
+        policy.file_edits[key] = (float(value), source)
     policy.sources.append(source)
 
 

@@ -9,7 +9,7 @@ them:
   (:class:`Positional`, :class:`Option`), and the :class:`BoundCall` the engine binds
   from a step's args as authored;
 * what a provider says of a call before it runs (:class:`Inspection`, a
-  :class:`Decision`), and what it may ask of the run (:class:`RunContext`);
+  :class:`Decision`, a :class:`Preview` of what it would change), and what it may ask of the run (:class:`RunContext`);
 * what a step gets to run (:class:`StepEnvironment`) and gives back
   (:class:`StepOutcome`), or the failure it raises: :class:`StepError`, or a refusal
   (:class:`PolicyRefusal`, :class:`MissingCredential`, :class:`MissingCapability`),
@@ -30,7 +30,7 @@ setting's check), :mod:`.tls` (the run's TLS context). ARCHITECTURE.md lists
 from __future__ import annotations
 
 from runtime.errors import MissingCapability, MissingCredential, PolicyRefusal, StepError
-from runtime.provider.inspection import Decision, Inspection
+from runtime.provider.inspection import Decision, Inspection, Preview, PreviewFile
 from runtime.provider.operations import BoundCall, Operation, Option, Positional
 from runtime.provider.protocol import CredentialKind, Provider, ProviderBase, SettingKind
 from runtime.provider.run import RunContext, StepEnvironment, StepOutcome
@@ -46,6 +46,8 @@ __all__ = [
     "Option",
     "PolicyRefusal",
     "Positional",
+    "Preview",
+    "PreviewFile",
     "Provider",
     "ProviderBase",
     "RunContext",

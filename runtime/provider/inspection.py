@@ -1,5 +1,6 @@
 """What a provider says of a call before it runs: an :class:`Inspection`, with a
-:class:`Decision` when it refuses the call."""
+:class:`Decision` when it refuses the call and a :class:`Preview` of what it would
+change."""
 
 from __future__ import annotations
 
@@ -19,6 +20,54 @@ class Decision(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {"allowed": self.allowed, "rule": self.rule, "reason": self.reason}
+
+
+class PreviewFile(NamedTuple):
+    """One file a previewed step would edit: its path as the step names it, the matches
+    found in it, the sha256 of its content before and after, and the unified diff
+    between them (empty when the edit leaves it as it is)."""
+
+    path: str
+    matches: int
+    before_sha256: str
+    after_sha256: str
+    diff: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before_sha256 != self.after_sha256
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "matches": self.matches,
+            "changed": self.changed,
+            "before_sha256": self.before_sha256,
+            "after_sha256": self.after_sha256,
+            "diff": self.diff,
+        }
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a step would change, worked out at plan time without writing anything: the
+    plan shows its ``summary`` and each file's diff under the step, and the plan
+    document carries it. ``problem`` says why it cannot be worked out (a file it needs
+    is not there, a count it expects is not met); a dry run then refuses the workflow
+    rather than show a change it cannot preview."""
+
+    summary: str = ""
+    files: tuple[PreviewFile, ...] = ()
+    problem: str | None = None
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "files": [f.to_json() for f in self.files],
+            "problem": self.problem,
+            "hint": self.hint,
+        }
 
 
 @dataclass
@@ -45,3 +94,6 @@ class Inspection:
     # where the provider gives none.
     record: dict[str, Any] = field(default_factory=dict)
     audit: dict[str, Any] = field(default_factory=dict)
+    # what the call would change, for a call whose change can be shown before it runs
+    # (a structured file edit: per-file diffs); None for any other
+    preview: Preview | None = None

@@ -69,6 +69,7 @@ class Option(NamedTuple):
     range: tuple[int | None, int | None] | None = None
     in_route: str | None = None
     flags: tuple[str, ...] = ()
+    access: Access | None = None  # type "path": the roots it must be under
 
 
 Argument = Positional | Option

@@ -31,6 +31,20 @@ class ProtectedPaths(NamedTuple):
     policy_at: tuple[int, int, str] | None = None
 
 
+class EditLimits(NamedTuple):
+    """The policy's bounds on one structured edit (its ``file_edits``): the files it may
+    change, the bytes of the files it reads, its matches, the bytes of its unified diff,
+    the seconds it may take; and where each came from (``sources``: its key, max_files,
+    to "default" or a policy file)."""
+
+    files: int
+    bytes: int
+    matches: int
+    diff_bytes: int
+    seconds: float
+    sources: Mapping[str, str]
+
+
 class Setting(NamedTuple):
     """A value a provider declared (``github_host``), and where it came from."""
 
@@ -79,6 +93,10 @@ class RunContext(Protocol):
     def protected_paths(self) -> ProtectedPaths:
         """Real paths a step never writes (resolved afresh at each call: a step may have
         put a link where one was)."""
+        ...
+
+    def edit_limits(self) -> EditLimits:
+        """The policy's bounds on one structured edit (``file_edits``)."""
         ...
 
     def home_key(self, purpose: str) -> bytes | None:

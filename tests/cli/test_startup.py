@@ -55,6 +55,15 @@ def test_start_up_imports_nothing_heavy(args: tuple[str, ...]) -> None:
     assert loaded == [], loaded
 
 
+def test_the_edit_libraries_load_only_when_an_edit_runs() -> None:
+    # the files provider's declarations, its edits' included, import none of them
+    modules = imported("files", "--help")
+    assert "providers.files" in modules
+    assert [
+        m for m in modules if m.partition(".")[0] in ("ruamel", "tree_sitter", "tree_sitter_hcl")
+    ] == []
+
+
 def test_a_command_imports_only_its_own_module() -> None:
     modules = imported("version")
     assert "runtime.cli.commands" in modules

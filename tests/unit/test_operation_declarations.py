@@ -63,11 +63,11 @@ def test_arguments_are_declared_consistently(provider: str, op: Operation) -> No
     settings = {s.name for p in PROVIDERS if p.name == provider for s in p.settings}
     for arg in op.arguments:
         assert arg.range is None or arg.type == "int", arg
+        assert (arg.type == "path") == (arg.access is not None), arg
         if isinstance(arg, Positional):
-            assert (arg.type == "path") == (arg.access is not None), arg
             assert arg.context_default is None or arg.context_default in settings, arg
-    if provider == "files":
-        (target,) = [p for p in op.positionals if p.access]
+    if provider == "files":  # one path, a positional's or (an edit's --dir) an option's
+        (target,) = [a for a in op.arguments if a.access]
         assert target.access == ("read" if op.effect == "read" else "write")
 
 
