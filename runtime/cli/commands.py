@@ -120,8 +120,10 @@ def validate_cmd(
     execute. Policy refusals are warnings, errors with --strict. PATH, credentials, paths
     and the network are preflight's (`runtime capability preflight`).
 
-    A folder is searched recursively; one that holds no capability is an error (exit 2),
-    as a file that does not exist is.
+    A folder is searched recursively (a whole capability repository: hidden folders are
+    not looked in, Markdown without a runtime block is skipped); one that holds no
+    capability is an error (exit 2), as a file that does not exist is. Files checked in
+    more than one folder get a summary by folder before the total.
     """
     from runtime.cli import validation
     from runtime.errors import UsageError
