@@ -35,9 +35,7 @@ def _repository(root: Path) -> Path:
     return root
 
 
-def test_a_whole_repository_validates_in_one_call_with_a_summary_by_folder(
-    cli, work: Path
-) -> None:
+def test_a_whole_repository_validates_in_one_call_with_a_summary_by_folder(cli, work: Path) -> None:
     _repository(work / "store")
     result = cli("capability", "validate", "store")
     assert result.code == 2, result.stderr
