@@ -322,3 +322,39 @@ def test_import_of_what_is_no_er_policy(cli: Callable[..., Result], tmp_path: Pa
     assert "it is a runtime policy already (version: v1)" in result.stderr
     missing = cli("policy", "import", str(tmp_path / "nope.yaml"))
     assert missing.code == 2 and "no such file" in missing.stderr
+
+
+def test_what_import_prints_reads_back_as_written(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    # words YAML would take for something else, or that start with its indicators
+    tricky = write(
+        tmp_path / "tricky.yaml",
+        "schema_version: 3\n"
+        'allowed_binaries: ["true", "false", "null", "yes", git, "2to3"]\n'
+        "command_policy:\n"
+        "  rules:\n"
+        "    git:\n"
+        '      denied: ["push +*", "push :*", "clean -fd", "log --format=%H #x", "tag  -d"]\n'
+        "file_policy:\n"
+        '  write_roots: ["./out dir", "~/reports", "[x]"]\n'
+        "providers:\n"
+        "  github:\n"
+        '    denied: ["api PUT /repos/*/*/topics"]\n',
+    )
+    printed = cli("-o", "json", "policy", "import", str(tricky)).json()
+    converted = write(tmp_path / "converted.yaml", printed["text"])
+    shown = cli("-o", "json", "policy", "show", extra_env={"RUNTIME_POLICY_FILE": str(converted)})
+    doc = _show(shown)
+    assert doc["only_binaries"]["value"] == ["true", "false", "null", "yes", "git", "2to3"]
+    runs = [d["run"] for d in doc["denied_arguments"] if d["source"] == str(converted)]
+    # push +* and push :* are the default's already, and stay its
+    assert runs == [
+        ["clean", "-fd"],
+        ["log", "--format=%H", "#x"],
+        ["tag", "-d"],
+    ]
+    assert doc["write_roots"]["value"] == ["./out dir", "~/reports", "[x]"]
+    assert {"operation": "github api put /repos/*/*/topics", "source": str(converted)} in doc[
+        "denied_operations"
+    ]
