@@ -147,6 +147,12 @@ _API_TEMPLATE = (
     f"'api' prints the answer's JSON whole: format it with jq, `{_API_PIPE} EXPRESSION`; " + _API_GH
 )
 
+# gh issue list's --search is GitHub's search syntax, which the issues routes do not take
+_ISSUE_SEARCH = (
+    "GitHub's search is its own route: `runtime github api GET /search/issues "
+    "q='repo:OWNER/REPO is:issue QUERY'`"
+)
+
 OPERATIONS: tuple[Operation, ...] = (
     _rest(
         "user get",
@@ -284,6 +290,28 @@ OPERATIONS: tuple[Operation, ...] = (
                 "state", "default: open", choices=("open", "closed", "all"), flags=("--state", "-s")
             ),
             Option("labels", "comma-separated label names", flags=("--label", "-l")),
+            # gh's filters of one person and a milestone: GET /repos/{owner}/{repo}/issues
+            # takes them, an organization's and your own issues do not (refused there)
+            Option(
+                "assignee",
+                "a repository's issues assigned to this login (@me: you; none; *: anyone)",
+                flags=("--assignee", "-a"),
+            ),
+            Option(
+                "creator",
+                "a repository's issues opened by this login (@me: you)",
+                flags=("--author", "-A"),
+            ),
+            Option(
+                "mentioned",
+                "a repository's issues that mention this login (@me: you)",
+                flags=("--mention",),
+            ),
+            Option(
+                "milestone",
+                "a repository's issues in this milestone: its number, * or none",
+                flags=("--milestone", "-m"),
+            ),
             Option("sort", choices=("created", "updated", "comments")),
             _DIRECTION,
             Option("since", "only issues updated at or after this time (ISO 8601)"),
@@ -293,6 +321,7 @@ OPERATIONS: tuple[Operation, ...] = (
         routes=("GET /repos/{owner}/{repo}/issues", "GET /orgs/{org}/issues", "GET /issues"),
         handler=_OPS + "issue_list",
         example="runtime github issue list acme/app --state all --limit 20",
+        flag_hints=tuple((flag, _ISSUE_SEARCH) for flag in ("--search", "-S")),
     ),
     _rest(
         "file put",

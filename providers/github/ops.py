@@ -286,6 +286,18 @@ def issue_list(operation: Operation, call: BoundCall, env: StepEnvironment) -> S
     path = route(operation, "GET", _values(operation, call, env.run))
     if path.startswith("/orgs/"):
         query.setdefault("filter", "all")
+    people = [key for key in ("assignee", "creator", "mentioned") if query.get(key) == "@me"]
+    if people:
+        # gh's @me is the authenticated user, which the route knows only by login
+        me = client(env).request("GET", "/user")
+        login = me.data.get("login") if isinstance(me.data, dict) else None
+        if not isinstance(login, str) or not login:
+            raise StepError(
+                "GET /user answered with no user in it, so @me is not known",
+                hint="name the login instead of @me",
+                http_status=me.status,
+            )
+        query.update((key, login) for key in people)
     columns = [("ISSUE", issue), ("STATE", _field("state")), ("TITLE", _field("title"))]
     return rest_list(
         operation, call, env, columns, query=query, keep=lambda i: "pull_request" not in i

@@ -470,27 +470,82 @@ def check_repo_create(call: BoundCall) -> list[BindingProblem]:
 # -- issue list -------------------------------------------------------------------------------
 
 
+# the options of issue list only GET /repos/{owner}/{repo}/issues takes, with gh's flag
+_REPOSITORY_ONLY = {
+    "assignee": "--assignee",
+    "creator": "--author",
+    "mentioned": "--mention",
+    "milestone": "--milestone",
+}
+_MILESTONE = re.compile(r"[1-9][0-9]*|\*|none")
+
+
 def check_issue_list(call: BoundCall) -> list[BindingProblem]:
-    """``filter=`` with a repository: it is a parameter of an organization's and of your
-    own issues (GET /orgs/{org}/issues, GET /issues), which GET /repos/{owner}/{repo}/issues
-    does not take: GitHub would ignore it and list what it was asked not to. Refused
-    before anything runs; a value not known yet is checked once it is."""
+    """The options GitHub's issues routes do not share: ``filter=`` is a parameter of an
+    organization's and of your own issues (GET /orgs/{org}/issues, GET /issues), which GET
+    /repos/{owner}/{repo}/issues does not take, and ``assignee=``, ``creator=``,
+    ``mentioned=`` and ``milestone=`` (gh's ``--assignee``, ``--author``, ``--mention``,
+    ``--milestone``) are the other way round: GitHub would ignore them and list what it
+    was asked not to. ``milestone=`` is a milestone's number, ``*`` or ``none``, as the
+    route takes it. Refused before anything runs; a value not known yet is checked once
+    it is."""
     target = call.pieces_of("OWNER/REPO|ORG")
-    given = call.option_pieces("filter")
-    if call.option("filter") is None or any(p.missing for p in (*target, *given)):
+    if any(p.missing for p in target):
         return []
     repository = "".join(p.text for p in target)
-    if "/" not in repository:
-        return []
     binding = call.binding
-    index = next((i for k, i in binding.options if k == "filter"), -1) if binding else -1
-    return [
-        BindingProblem(
-            index,
-            f"filter= selects among an organization's or your own issues, not those of a "
-            f"repository ({repository})",
-            "drop filter=; a repository's issues are all listed (state= and labels= "
-            "narrow them), or give the organization instead",
-            code="bad-arguments",
+
+    def at(key: str) -> int:
+        return next((i for k, i in binding.options if k == key), -1) if binding else -1
+
+    problems: list[BindingProblem] = []
+    given = call.option_pieces("filter")
+    if (
+        call.option("filter") is not None
+        and not any(p.missing for p in given)
+        and "/" in repository
+    ):
+        problems.append(
+            BindingProblem(
+                at("filter"),
+                f"filter= selects among an organization's or your own issues, not those "
+                f"of a repository ({repository})",
+                "drop filter=; a repository's issues are all listed (state= and labels= "
+                "narrow them), or give the organization instead",
+                code="bad-arguments",
+            )
         )
-    ]
+    for key, flag in _REPOSITORY_ONLY.items():
+        if call.option(key) is None:
+            continue
+        if "/" not in repository:
+            whose = (
+                f"the organization {repository}'s"
+                if repository
+                else "an organization's or your own"
+            )
+            problems.append(
+                BindingProblem(
+                    at(key),
+                    f"{key}= ({flag}) selects among a repository's issues; GitHub does not "
+                    f"take it for {whose} issues",
+                    "name the repository: OWNER/REPO, or --repo OWNER/REPO",
+                    code="bad-arguments",
+                )
+            )
+            continue
+        value = call.option_pieces(key)
+        if key == "milestone" and not any(p.missing for p in value):
+            text = "".join(p.text for p in value)
+            if not _MILESTONE.fullmatch(text):
+                problems.append(
+                    BindingProblem(
+                        at(key),
+                        f"milestone={text} is not a milestone's number, * or none",
+                        "give its number (runtime github api GET "
+                        "/repos/OWNER/REPO/milestones lists them), * for any milestone or "
+                        "none for none",
+                        code="bad-arguments",
+                    )
+                )
+    return problems

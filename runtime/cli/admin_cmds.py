@@ -59,6 +59,12 @@ def policy_show_cmd() -> None:
     )
     if conflicts:
         out(f"    (also denied, so never run: {', '.join(conflicts)})")
+    only = doc["only_binaries"]
+    if only["value"] is not None:
+        out(
+            f"only_binaries (nothing else runs): {', '.join(only['value']) or '(none)'}  "
+            f"[{only['source']}]"
+        )
     out("denied_binaries:")
     grouped(doc["denied_binaries"], "name")
     out("denied_arguments:")
@@ -116,6 +122,50 @@ def policy_show_cmd() -> None:
         by.setdefault(bound["source"], []).append(f"{key} {bound['value']}")
     for source, bounds in by.items():
         out(f"    {', '.join(bounds)}  [{source}]")
+
+
+@policy_app.command("import")
+def policy_import_cmd(
+    file: str = typer.Argument(
+        ..., help="An Engineering Runtime policy file (schema_version: 3).", metavar="FILE"
+    ),
+) -> None:
+    """Convert an Engineering Runtime policy file and print the runtime policy it maps to.
+
+    Each of its keys becomes runtime's as `runtime policy spec` says (Engineering Runtime
+    policy files): allowed_binaries, command_policy (denied_binaries, rules, admitted_helpers),
+    file_policy (read_roots, write_roots, max_edit_*) and providers.NAME.denied. A key that
+    cannot be honoured is an error at its FILE:LINE:COL, naming it (exit 2); what the
+    safety floor overrides is a warning. The ER file is accepted as it is wherever a
+    policy is (RUNTIME_POLICY_FILE, policy.yaml in Runtime Home); the output, saved as
+    policy.yaml, is the same policy in runtime's own keys.
+    """
+    from pathlib import Path
+
+    from runtime.cli.session import _warn
+    from runtime.plan.er_policy import runtime_text
+    from runtime.plan.policy_file import import_er_file
+
+    ws = workspace()
+    ensure_home(ws, needed=False)
+    path = Path(file).expanduser()
+    imported = import_er_file(path if path.is_absolute() else ws.cwd / path)
+    for problem in imported.warnings:
+        _warn(problem)
+    text = runtime_text(imported, file)
+    if json_mode():
+        emit_json(
+            {
+                "ok": True,
+                "source": file,
+                "policy": imported.data,
+                "origins": {k: list(v) for k, v in imported.origins.items()},
+                "warnings": [w.to_json() for w in imported.warnings],
+                "text": text,
+            }
+        )
+        return
+    out(text.rstrip("\n"))
 
 
 @policy_app.command("spec")

@@ -63,6 +63,7 @@ def bootstrap_cmd() -> None:
                 "written": report.written,
                 "pruned": report.pruned,
                 "unchanged": report.unchanged,
+                "created": report.created,
             }
         )
         return
@@ -75,6 +76,8 @@ def bootstrap_cmd() -> None:
         out(f"  wrote  {rel}")
     for rel in report.pruned:
         out(f"  pruned {rel}")
+    for rel in report.created:
+        out(f"  made   {rel}/ (empty; yours)")
     out(f"{len(report.written)} written, {len(report.pruned)} pruned, {report.unchanged} unchanged")
 
 
@@ -117,8 +120,10 @@ def validate_cmd(
     execute. Policy refusals are warnings, errors with --strict. PATH, credentials, paths
     and the network are preflight's (`runtime capability preflight`).
 
-    A folder is searched recursively; one that holds no capability is an error (exit 2),
-    as a file that does not exist is.
+    A folder is searched recursively (a whole capability repository: hidden folders are
+    not looked in, Markdown without a runtime block is skipped); one that holds no
+    capability is an error (exit 2), as a file that does not exist is. Files checked in
+    more than one folder get a summary by folder before the total.
     """
     from runtime.cli import validation
     from runtime.errors import UsageError
@@ -183,15 +188,17 @@ def list_cmd() -> None:
             {
                 "ok": True,
                 "sources": [str(s) for s in ws.sources],
-                "missing_sources": [str(p) for p, _ in ws.skipped_sources],
+                "missing_sources": [str(p) for p, _, _ in ws.skipped_sources],
                 "capabilities": rows,
             }
         )
         return
-    for source, why in ws.skipped_sources:
-        err(f"note: capability source {source} (config.yaml) {why}; skipped")
+    for source, why, by in ws.skipped_sources:
+        err(f"note: capability source {source} ({by}) {why}; skipped")
     if not rows:
-        out("no capabilities found; searched: " + ", ".join(str(s) for s in ws.sources))
+        # Engineering Runtime's words, which its CI greps for on a fresh Home
+        out("No capabilities resolved.")
+        out("  searched: " + ", ".join(str(s) for s in ws.sources))
         return
     lines = table(
         [

@@ -102,13 +102,15 @@ def _policy_and_config(ws: Workspace) -> list[dict[str, Any]]:
     try:
         ws.config  # noqa: B018 - parsing is the check
         checks.append(_check("config", "ok", ws.config.source))
-        for source, why in ws.skipped_sources:
+        for source, why, by in ws.skipped_sources:
             checks.append(
                 _check(
                     "capability sources",
                     "warning",
-                    f"{source} (config.yaml) {why}; capability lookups skip it",
-                    f"create it, or remove it from capability_sources in {ws.home.config_file}",
+                    f"{source} ({by}) {why}; capability lookups skip it",
+                    f"create it, or remove it from capability_sources in {ws.home.config_file}"
+                    if by == "config.yaml"
+                    else f"create it, or unset {by}",
                 )
             )
     except RuntimeFailure as exc:

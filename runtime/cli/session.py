@@ -57,9 +57,16 @@ def quiet_mode() -> bool:
 def workspace() -> Workspace:
     from pathlib import Path
 
+    from runtime.home.layout import alias_notes
     from runtime.plan.workspace import Workspace
 
-    return Workspace(environ=dict(os.environ), cwd=Path.cwd(), warn=_warn)
+    environ = dict(os.environ)
+    if not (quiet_mode() or raw_mode()):
+        from runtime.cli.render import err
+
+        for note in alias_notes(environ):
+            err(f"note: {note}")
+    return Workspace(environ=environ, cwd=Path.cwd(), warn=_warn)
 
 
 def _warn(problem: Problem) -> None:

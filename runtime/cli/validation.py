@@ -52,6 +52,39 @@ class Validated:
     def ok(self) -> bool:
         return self.invalid == 0
 
+    def folders(self) -> list[dict[str, Any]]:
+        """The counts of each folder that holds a file checked or skipped, in path order:
+        a capability repository's summary by folder (``github``, ``gcp``...)."""
+        import posixpath
+
+        by: dict[str, dict[str, Any]] = {}
+
+        def bucket(display: str) -> dict[str, Any]:
+            folder = posixpath.dirname(display) or "."
+            return by.setdefault(
+                folder,
+                {
+                    "folder": folder,
+                    "checked": 0,
+                    "valid": 0,
+                    "invalid": 0,
+                    "errors": 0,
+                    "warnings": 0,
+                    "skipped": 0,
+                },
+            )
+
+        for r in self.results:
+            assert r.target is not None  # walked to validate
+            counts = bucket(r.target.display)
+            counts["checked"] += 1
+            counts["valid" if r.ok else "invalid"] += 1
+            counts["errors"] += sum(1 for p in r.problems if p.is_error)
+            counts["warnings"] += sum(1 for p in r.problems if p.is_warning)
+        for display in self.skipped:
+            bucket(display)["skipped"] += 1
+        return [by[k] for k in sorted(by, key=lambda f: f.split("/"))]
+
 
 # -- discovery --------------------------------------------------------------------
 
@@ -123,6 +156,7 @@ def validated_document(found: Validated) -> dict[str, Any]:
         "exit_code": 0 if found.ok else int(ExitCode.INVALID),
         "capabilities": [_capability_json(r) for r in found.results],
         "skipped": found.skipped,
+        "folders": found.folders(),
         "summary": {
             "checked": len(found.results),
             "valid": found.valid,
@@ -172,6 +206,7 @@ def render_text(found: Validated, format: str) -> None:
         return
     for line in found.not_files:
         out(line)
+    _by_folder(found)
     without_block = len(found.skipped) - len(found.not_files)
     skipped_text = f"{plural(without_block, 'Markdown file')} without a runtime block skipped"
     if not found.results:  # only files named by pre-commit, none a capability
@@ -184,3 +219,22 @@ def render_text(found: Validated, format: str) -> None:
         if without_block:
             summary += f"; {skipped_text}"
         out(summary)
+
+
+def _by_folder(found: Validated) -> None:
+    """A line per folder when the files checked are in more than one (a whole capability
+    repository): where the invalid ones are, before the total."""
+    folders = [f for f in found.folders() if f["checked"]]
+    if len(folders) < 2:
+        return
+    from runtime.cli.render import table
+
+    rows = []
+    for f in folders:
+        said = f"{f['checked']} checked: {f['valid']} valid, {f['invalid']} invalid"
+        if f["errors"] or f["warnings"]:
+            said += f" ({plural(f['errors'], 'error')}, {plural(f['warnings'], 'warning')})"
+        rows.append((f["folder"] + "/", said))
+    out("by folder:")
+    for line in table(rows, indent="  "):
+        out(line)

@@ -135,16 +135,19 @@ def configured_sources(config: Config, home: Home) -> list[Path]:
     return out
 
 
-def capability_sources(config: Config, home: Home, project: Path) -> list[Path]:
+def capability_sources(
+    config: Config, home: Home, project: Path, last: Path | None = None
+) -> list[Path]:
     """Ordered folders searched for capabilities by name.
 
     The folders listed in config.yaml come first, then the project's
     ``capabilities/`` (``project``: the working directory, or the folder above it
-    that holds one), then Home's ``capabilities/``.
+    that holds one), then Home's ``capabilities/`` (``last``: the folder that stands in
+    for it, RUNTIME_CAPABILITIES_DIR's: :func:`runtime.home.layout.capabilities_path`).
     """
     out = configured_sources(config, home)
     out.append(project / "capabilities")
-    out.append(home.capabilities_dir)
+    out.append(last or home.capabilities_dir)
     unique: list[Path] = []
     for p in out:
         if p not in unique:

@@ -6,8 +6,16 @@ Runtime-owned (rewritten to match the installed version): ``specs/``, the
 that the files provider keys its temporary file names with
 (:func:`home_key`), so that it only ever sweeps files it created, and so is
 ``agent-hook.json``, what the shell-hook guard keeps of the policy
-(:mod:`runtime.agent.settings`). User-owned (never touched by a refresh): ``config.yaml``, ``policy.yaml``,
-``contexts.json``, ``capabilities/``, ``audit/``.
+(:mod:`runtime.agent.settings`). User-owned (never touched by a refresh):
+``config.yaml``, ``policy.yaml``, ``contexts.json``, ``capabilities/``,
+``audit/``. A refresh makes an empty ``capabilities/`` when there is none, as
+Engineering Runtime's bootstrap does (its CI checks that the folder exists and
+is empty), and never writes in it.
+
+Engineering Runtime's names for the same places are aliases
+(:data:`ALIASES`): ``ENGINEERING_RUNTIME_HOME`` for ``RUNTIME_HOME``, and
+``RUNTIME_CAPABILITIES_DIR``, which stands in for Home's ``capabilities/`` in the
+capability sources. runtime's own name wins when both are set.
 
 Every file runtime replaces here goes through :func:`atomic_write`: a
 temporary ``.NAME.PID.tmp`` beside it, fsynced and renamed over it. One left
@@ -49,8 +57,32 @@ _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[1-9][0-9]{0,9})\.tmp$")
 _KEY_BYTES = 32
 
 
+# Engineering Runtime's environment names, and runtime's for the same thing (None: runtime
+# has no variable of its own for it)
+ALIASES: dict[str, str | None] = {
+    "ENGINEERING_RUNTIME_HOME": "RUNTIME_HOME",
+    "RUNTIME_CAPABILITIES_DIR": None,
+}
+
+
+def alias_notes(environ: Mapping[str, str]) -> list[str]:
+    """What to say of the aliases set in ``environ``: one that loses to runtime's own name
+    set to another value (so that a CI job that sets both learns which one is used)."""
+    notes = []
+    for alias, own in ALIASES.items():
+        theirs, ours = environ.get(alias), environ.get(own) if own else None
+        if own and theirs and ours and Path(theirs).expanduser() != Path(ours).expanduser():
+            notes.append(
+                f"{own} and {alias} are both set; {own} wins ({ours}), {alias} ({theirs}) "
+                "is ignored"
+            )
+    return notes
+
+
 def home_path(environ: Mapping[str, str]) -> Path:
-    explicit = environ.get("RUNTIME_HOME")
+    """``RUNTIME_HOME``, else Engineering Runtime's ``ENGINEERING_RUNTIME_HOME``, else the
+    per-user data folder. An empty variable is an unset one (a CI job's ``VAR: ""``)."""
+    explicit = environ.get("RUNTIME_HOME") or environ.get("ENGINEERING_RUNTIME_HOME")
     if explicit:
         return Path(explicit).expanduser()
     from platformdirs import user_data_dir
@@ -65,6 +97,16 @@ def home_path(environ: Mapping[str, str]) -> Path:
             "no home folder in the password database (common in containers and cron)",
             hint="set RUNTIME_HOME to a folder (a missing one is created), or set HOME",
         ) from None
+
+
+def capabilities_path(environ: Mapping[str, str], home: Home, cwd: Path) -> Path:
+    """The folder that stands last in the capability sources: ``RUNTIME_CAPABILITIES_DIR``
+    (Engineering Runtime's name for it; a relative one from the working folder ``cwd``),
+    else Home's ``capabilities/``. An empty variable is an unset one."""
+    named = environ.get("RUNTIME_CAPABILITIES_DIR")
+    if named:
+        return Path(os.path.normpath(cwd / Path(named).expanduser()))
+    return home.capabilities_dir
 
 
 @dataclass
@@ -129,6 +171,8 @@ class RefreshReport:
     written: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     unchanged: int = 0
+    # user-owned folders a refresh made because they were missing (``capabilities``)
+    created: list[str] = field(default_factory=list)
     # temporaries of killed writers removed (.NAME.PID.tmp), relative to Home
     swept: list[str] = field(default_factory=list)
 
@@ -342,6 +386,7 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
                 target.unlink()
                 report.pruned.append(rel)
         report.swept = sweep_temporaries(home.root, set(old_manifest) | set(manifest))
+        report.created = _make_user_folders(home)
         for folder in RUNTIME_OWNED_DIRS:
             _remove_empty_dirs(home.root / folder)
         atomic_write(
@@ -353,6 +398,16 @@ def refresh(home: Home, *, verify: bool = False) -> RefreshReport:
         )
         atomic_write(home.root / VERSION_FILE, (__version__ + "\n").encode())
         return report
+
+
+def _make_user_folders(home: Home) -> list[str]:
+    """Home's ``capabilities/``, made empty when nothing is there; something else in its
+    place (a file, a link) is the user's and stays as it is."""
+    target = home.capabilities_dir
+    if os.path.lexists(target):
+        return []
+    target.mkdir()
+    return [target.name]
 
 
 def _remove_empty_dirs(root: Path) -> None:

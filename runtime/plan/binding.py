@@ -314,14 +314,14 @@ def _flag_problem(
         ):
             value, taken = following, index + 1
     message = f"'{_short(flag)}' is a flag; '{operation.name}' takes key=value options, not flags"
-    instead = dict(operation.flag_hints).get(flag.partition("=")[0])
-    if instead is not None:
-        return _instead(message, instead, rest, index)
     flags = list(_declared_flags(operation))
     if flags:  # it takes some: this is not one of them
         message = (
             f"'{_short(flag)}' is not a flag of '{operation.name}' (its flags: {', '.join(flags)})"
         )
+    instead = dict(operation.flag_hints).get(flag.partition("=")[0])
+    if instead is not None:
+        return _instead(message, instead, rest, index)
     if key:
         declared = next((o for o in operation.options or () if o.name == key), None)
         shown = value or ("true" if declared is not None and declared.type == "bool" else "VALUE")

@@ -79,6 +79,10 @@ class Policy:
     # the bounds on one structured edit of the files provider (file_edits): key ->
     # (value, source); the default's values, which a user policy may only lower
     file_edits: dict[str, tuple[float, str]] = field(default_factory=dict)
+    # a user file's only_binaries: the binaries that may run at most (allowed_binaries
+    # narrowed to them, as an Engineering Runtime policy's allowed_binaries narrows), and
+    # its source; None: allowed_binaries alone decide
+    only_binaries: tuple[list[str], str] | None = None
     sources: list[str] = field(default_factory=list)
     # entries of the user file that have no effect (the floor overrides them), at their
     # position: every command that loads the policy says so
@@ -112,11 +116,28 @@ class Policy:
                 "a denied binary is never run, whatever a user policy allows; use a "
                 f"provider operation or an allowed binary: {allowed}",
             )
+        narrowed = self.narrowed_out(name)
+        if narrowed is not None:
+            return ("binary-not-allowed", narrowed[1], f"allowed: {allowed}; {narrowed[2]}")
         return (
             "binary-not-allowed",
             f"binary '{name}' is not in allowed_binaries",
             f"{_guess(name, self.allowed_binaries)}allowed: {allowed}; a user policy can allow "
             "more (allowed_binaries in policy.yaml)",
+        )
+
+    def narrowed_out(self, name: str) -> tuple[str, str, str] | None:
+        """(rule, message, hint) when ``name`` is no binary that may run because
+        only_binaries leaves it out; None otherwise."""
+        if self.only_binaries is None or name in self.only_binaries[0]:
+            return None
+        listed, source = self.only_binaries
+        return (
+            f"only_binaries ({source})",
+            f"binary '{name}' is not among the binaries {source} lets run at most "
+            f"({', '.join(listed) or 'none'}: its only_binaries)",
+            f"to run it, add {name} to that list in {source} (allowed_binaries of an "
+            "Engineering Runtime policy, only_binaries of a runtime one)",
         )
 
     def denied_name(self, name: str, real_name: str | None = None) -> str | None:
@@ -179,6 +200,9 @@ class Policy:
                     f"run it by its name, {base}; for that file, put "
                     f"{os.path.dirname(name) or '.'} first on PATH",
                 )
+            narrowed = self.narrowed_out(name)
+            if narrowed is not None:
+                return Decision(False, *narrowed)
             return Decision(
                 False,
                 "allowed_binaries",
@@ -572,6 +596,10 @@ class Policy:
             "file_edits": {
                 key: {"value": _number(value), "source": source}
                 for key, (value, source) in self.file_edits.items()
+            },
+            "only_binaries": {
+                "value": self.only_binaries[0] if self.only_binaries else None,
+                "source": self.only_binaries[1] if self.only_binaries else None,
             },
         }
 

@@ -16,14 +16,35 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import InvalidPolicy
 from runtime.plan.agents import EFFECTS, AgentPolicy
-from runtime.plan.policy import NEVER_BINARIES, SHELL_FILTERS, Policy
+from runtime.plan.policy import SHELL_FILTERS, Policy
+from runtime.plan.policy_checks import (
+    denied_binary_check,
+    overridden,
+    raise_errors,
+    raised_bound,
+)
 from runtime.problems import Problem
 from runtime.reading import kind, position, read_file
-from runtime.yamldoc.schema import Bool, Hook, List, Map, Message, Msg, Number, Text, load
+from runtime.yamldoc.schema import (
+    NULLS,
+    Bool,
+    Hook,
+    List,
+    Map,
+    Message,
+    Msg,
+    Number,
+    Text,
+    check,
+    parse_yaml,
+)
+
+if TYPE_CHECKING:
+    from runtime.plan.er_policy import Imported
 
 _WORDS = List(Text())
 # folders, as config.yaml's capability_sources: YAML reads a plain 5 or true as a number
@@ -101,6 +122,9 @@ POLICY_SCHEMA = Map(
             unknown=Msg("unknown key '{key}' of agents", "known keys: {allowed}"),
         ),
         "file_edits": _edit_bounds(),
+        # the binaries that may run at most: allowed_binaries narrowed to these (what an
+        # Engineering Runtime policy's allowed_binaries means: runtime.plan.er_policy)
+        "only_binaries": _WORDS,
     },
     unknown=Msg("unknown policy key '{key}'", "known keys: {allowed}"),
 )
@@ -124,28 +148,12 @@ def _user_schema(floor: Policy) -> Map:
             "remove '{key}' from binary_credentials in this file",
         )
 
-    def denied_binary(node: Any, value: Any, scope: Any) -> Msg | None:
-        if value in NEVER_BINARIES:
-            rule = "built-in: runtime never runs itself"
-        else:
-            denied = floor.denied_name(value)
-            if denied is None:
-                return None
-            also = "" if denied == value else f", which covers {value}"
-            rule = f"denied_binaries of the default policy lists {denied}{also}"
-        return _overridden(
-            f"allowed_binaries entry '{value}'",
-            rule,
-            "remove it from allowed_binaries in this file; a provider operation or an allowed "
-            "binary does the job instead",
-        )
-
     def denied_subcommand(node: Any, value: Any, scope: Any) -> Msg | None:
         binary = scope.parent.key if scope.parent is not None else None
         runs = [run for run, _ in floor.denied_arguments.get(binary or "", [])]
         if (value,) not in runs:
             return None
-        return _overridden(
+        return overridden(
             f"allowed_subcommands entry '{binary} {value}'",
             f"denied_arguments of the default policy refuses every `{binary} {value}`",
             f"remove it from allowed_subcommands: {binary} in this file",
@@ -153,10 +161,9 @@ def _user_schema(floor: Policy) -> Map:
 
     def narrows(node: Any, value: Any, scope: Any) -> Msg | None:
         key = scope.key or ""
-        bound = floor.file_edits.get(key)
-        if bound is None or not isinstance(value, float) or value <= bound[0]:
+        shown = raised_bound(floor, key, value)
+        if shown is None:
             return None
-        shown = int(bound[0]) if bound[0].is_integer() else bound[0]
         return Msg(
             f"file_edits.{key} is {{text}}, above the default policy's {shown}: a user "
             "policy may lower the bounds on an edit, never raise them",
@@ -167,21 +174,11 @@ def _user_schema(floor: Policy) -> Map:
         {
             **POLICY_SCHEMA.fields,
             "file_edits": _edit_bounds(narrows),
-            "allowed_binaries": List(Text(check=denied_binary)),
+            "allowed_binaries": List(Text(check=denied_binary_check(floor))),
             "allowed_subcommands": Map(extra=List(Text(check=denied_subcommand))),
             "binary_credentials": Map(extra=Text(check=keeps)),
         },
         unknown=POLICY_SCHEMA.unknown,
-    )
-
-
-def _overridden(entry: str, rule: str, hint: str) -> Msg:
-    return Msg(
-        f"{entry} has no effect: the safety floor overrides it ({rule}); a user policy "
-        "can allow more, never what the default denies",
-        hint,
-        code="policy-floor",
-        severity="warning",
     )
 
 
@@ -193,17 +190,31 @@ def parse_policy_text(text: str, label: str, floor: Policy | None = None) -> dic
 
 
 def _parse(text: str, label: str, floor: Policy | None) -> tuple[dict[str, Any], list[Problem]]:
-    """The file's values and its warnings (what the floor overrides); its errors raise."""
-    schema = _user_schema(floor) if floor is not None else POLICY_SCHEMA
-    data, problems = load(text, label, schema, "invalid-policy")
-    errors = [p for p in problems if p.is_error]
-    if errors:
-        first = errors[0]
-        raise InvalidPolicy(
-            f"{label}:{first.line}:{first.column}: {first.message}",
-            hint=first.hint,
-            problems=errors,
-        )
+    """The file's values and its warnings (what the floor overrides); its errors raise.
+
+    A user file may be an Engineering Runtime policy (``schema_version: 3``): it is read
+    as the runtime policy it maps to (:mod:`runtime.plan.er_policy`), its problems at
+    their positions in it."""
+    root, problems = parse_yaml(text, label, code="invalid-policy")
+    # ER's files are told by their schema_version (the module is imported only for one)
+    if (
+        floor is not None
+        and root is not None
+        and root.kind == "map"
+        and any(key.text == "schema_version" for key, _ in root.pairs)
+    ):
+        from runtime.plan.er_policy import convert
+
+        raise_errors(problems, label)
+        imported = convert(root, label, floor)
+        return imported.data, imported.warnings
+    if root is None or (root.kind == "scalar" and root.plain and root.text in NULLS):
+        data: Any = {}
+    else:
+        schema = _user_schema(floor) if floor is not None else POLICY_SCHEMA
+        data, found = check(root, schema, file=label, code="invalid-policy")
+        problems += found
+    raise_errors(problems, label)
     return dict(data), [p for p in problems if not p.is_error]
 
 
@@ -269,6 +280,12 @@ def _apply(policy: Policy, data: Mapping[str, Any], source: str, *, is_default: 
     for key, value in data.get("file_edits", {}).items():
         # a user file's value is at most the default's (refused when it was parsed)
         policy.file_edits[key] = (float(value), source)
+    if "only_binaries" in data:
+        # applied last: it narrows what the default and this file allow together
+        keep = list(dict.fromkeys(data["only_binaries"]))
+        policy.only_binaries = (keep, source)
+        for name in [n for n in policy.allowed_binaries if n not in keep]:
+            del policy.allowed_binaries[name]
     policy.sources.append(source)
 
 
@@ -338,8 +355,7 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
     others may write is refused, as ssh refuses such keys: whoever can write it
     decides what runs.
     """
-    policy = Policy()
-    _apply(policy, default_policy_data(), "default", is_default=True)
+    policy = default_policy()
     if user_file is None:
         return policy
     variable = "RUNTIME_POLICY_FILE" if explicit else None
@@ -367,25 +383,39 @@ def load_policy(user_file: Path | None, *, explicit: bool = False) -> Policy:
             hint=_fix_hint(user_file, variable),
         ) from None
     _check_owner_and_mode(user_file, st, variable)
-    try:
-        data = read_file(user_file)
-    except OSError as exc:
-        raise InvalidPolicy(
-            f"cannot read policy file {user_file}: {exc.strerror or exc}",
-            hint=_fix_hint(user_file, variable),
-        ) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, column = position(data, exc.start)
-        raise InvalidPolicy(
-            f"{user_file}:{line}:{column}: the policy file is not UTF-8 text "
-            f"(byte 0x{data[exc.start]:02x})",
-            hint=f"{_fix_hint(user_file, variable)} (saved as UTF-8: iconv -f LATIN1 -t UTF-8)",
-        ) from None
+    text = read_policy_text(user_file, variable)
     parsed, policy.warnings = _parse(text, str(user_file), policy)
     _apply(policy, parsed, str(user_file), is_default=False)
     return policy
+
+
+def default_policy() -> Policy:
+    """The shipped default policy alone: the floor a user file goes on top of."""
+    policy = Policy()
+    _apply(policy, default_policy_data(), "default", is_default=True)
+    return policy
+
+
+def read_policy_text(path: Path, variable: str | None = None) -> str:
+    """A policy file's text (read without waiting on a FIFO); a file that cannot be read,
+    or is not UTF-8, raises :class:`InvalidPolicy` saying so (``variable``: the
+    environment variable that named it, a way out)."""
+    try:
+        data = read_file(path)
+    except OSError as exc:
+        raise InvalidPolicy(
+            f"cannot read policy file {path}: {exc.strerror or exc}",
+            hint=_fix_hint(path, variable),
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = position(data, exc.start)
+        raise InvalidPolicy(
+            f"{path}:{line}:{column}: the policy file is not UTF-8 text "
+            f"(byte 0x{data[exc.start]:02x})",
+            hint=f"{_fix_hint(path, variable)} (saved as UTF-8: iconv -f LATIN1 -t UTF-8)",
+        ) from None
 
 
 def _fix_hint(path: Path, variable: str | None) -> str:
@@ -423,3 +453,31 @@ def _check_owner_and_mode(path: Path, st: os.stat_result, variable: str | None) 
             "replace it",
             hint=f"move the policy file to a folder only you can write (or chmod o-w {parent})",
         )
+
+
+def import_er_file(path: Path) -> Imported:
+    """``runtime policy import FILE``: the ER policy at ``path`` as the runtime policy it
+    maps to, on top of the shipped default (its floor). A file that is not an ER policy
+    (a runtime one, or no mapping) is an error saying what it is."""
+    from runtime.plan.er_policy import SCHEMA_VERSION, convert, is_er_policy
+
+    if not path.exists():
+        raise InvalidPolicy(f"no such file: {path}", hint="check the path")
+    if path.is_dir():
+        raise InvalidPolicy(f"{path} is a folder", hint="name an Engineering Runtime policy file")
+    text = read_policy_text(path)
+    root, problems = parse_yaml(text, str(path), code="invalid-policy")
+    raise_errors(problems, str(path))
+    if root is None or not is_er_policy(root):
+        runtime_own = (
+            root is not None
+            and root.kind == "map"
+            and any(key.text == "version" for key, _ in root.pairs)
+        )
+        raise InvalidPolicy(
+            f"{path}:1:1: not an Engineering Runtime policy file (it has no schema_version)",
+            hint="it is a runtime policy already (version: v1): use it as it is"
+            if runtime_own
+            else f"an Engineering Runtime policy file starts with schema_version: {SCHEMA_VERSION}",
+        )
+    return convert(root, str(path), default_policy())

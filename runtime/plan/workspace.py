@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from runtime.home.config import Config, capability_sources, configured_sources, load_config
-from runtime.home.layout import Home, home_path
+from runtime.home.layout import Home, capabilities_path, home_path
 from runtime.home.registry import Registry, load_registry
 from runtime.plan.policy import Policy
 from runtime.plan.policy_file import load_policy
@@ -72,21 +72,27 @@ class Workspace:
 
     @cached_property
     def sources(self) -> list[Path]:
-        return capability_sources(self.config, self.home, self.project)
+        return capability_sources(
+            self.config,
+            self.home,
+            self.project,
+            capabilities_path(self.environ, self.home, self.cwd),
+        )
 
     @cached_property
-    def skipped_sources(self) -> list[tuple[Path, str]]:
-        """The folders config.yaml lists that lookups skip, and why (it does not exist).
+    def skipped_sources(self) -> list[tuple[Path, str, str]]:
+        """The folders config.yaml lists (or RUNTIME_CAPABILITIES_DIR names) that lookups
+        skip, why (it does not exist), and who named it.
 
         Only these are worth a note: the default sources (./capabilities, Home's)
         may well not exist."""
         from runtime.document.catalog import unusable
 
-        return [
-            (p, why)
-            for p in configured_sources(self.config, self.home)
-            if (why := unusable(p)) is not None
-        ]
+        named = [(p, "config.yaml") for p in configured_sources(self.config, self.home)]
+        last = capabilities_path(self.environ, self.home, self.cwd)
+        if last != self.home.capabilities_dir:
+            named.append((last, "RUNTIME_CAPABILITIES_DIR"))
+        return [(p, why, by) for p, by in named if (why := unusable(p)) is not None]
 
     @property
     def path(self) -> str:

@@ -20,6 +20,7 @@ CASES = [
     ("capability-spec", ["capability", "spec", "github"]),
     ("policy", ["policy", "show"]),
     ("policy-check", ["policy", "check", "notes"]),
+    ("policy-import", ["policy", "import", str(EXAMPLES / "engineering-runtime-policy.yaml")]),
     ("audit", ["audit", "tail"]),
     ("doctor", ["doctor"]),
     ("provider-help", ["files", "--help"]),

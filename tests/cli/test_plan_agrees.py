@@ -82,20 +82,20 @@ def test_a_missing_input_is_exit_2_in_preflight_as_in_plan_and_execute(cli, work
 
 
 def test_a_flag_never_binds_as_a_rest_positional(cli, work: Path) -> None:
-    # a flag the operation does not declare (gh's --author: REST's issue lists of an
-    # organization have no such parameter) is refused where it is, never taken as ORG
+    # a flag the operation does not declare (gh's --app: REST's issue lists have no such
+    # parameter) is refused where it is, never taken as ORG
     write(
         work / "cap.md",
         capability(
             "version: v1\nworkflow:\n  - provider: github\n"
-            '    args: [issue, list, --author, "me"]\n'
+            '    args: [issue, list, --app, "dependabot"]\n'
         ),
     )
     doc = cli("--output", "json", "capability", "validate", "cap.md").json()
     found = doc["capabilities"][0]["problems"]
     assert [(p["line"], p["column"], p["code"]) for p in found] == [(9, 25, "flag-argument")]
     assert found[0]["message"].startswith(
-        "step 1: '--author' is not a flag of 'issue list' (its flags: --repo, -R, --state"
+        "step 1: '--app' is not a flag of 'issue list' (its flags: --repo, -R, --state"
     )
     assert found[0]["hint"].startswith("its options are key=value: filter, state")
     direct = cli("github", "user", "get", "--state=open")

@@ -251,6 +251,15 @@ def label_json(name: str, repo: Repo, req: Request) -> dict[str, Any]:
     }
 
 
+def _in_milestone(issue: Issue, milestone: str) -> bool:
+    """GitHub's ``milestone`` parameter: a milestone's number, ``*`` (any) or ``none``."""
+    if milestone == "none":
+        return issue.milestone_number is None
+    if milestone == "*":
+        return issue.milestone_number is not None
+    return str(issue.milestone_number) == milestone
+
+
 def issue_json(issue: Issue, repo: Repo, req: Request, state: State) -> dict[str, Any]:
     api, web = req.api_root, req.web_root
     full = repo.full_name
@@ -1101,6 +1110,8 @@ class RestApi:
         labels = [label for label in req.query.get("labels", "").split(",") if label]
         assignee = req.query.get("assignee")
         creator = req.query.get("creator")
+        mentioned = req.query.get("mentioned")
+        milestone = req.query.get("milestone")
         since = parse_time(req.query["since"]) if req.query.get("since") else None
         selected = []
         for issue in issues:
@@ -1119,6 +1130,10 @@ class RestApi:
             ):
                 continue
             if creator and issue.user.lower() != creator.lower():
+                continue
+            if mentioned and f"@{mentioned.lower()}" not in (issue.body or "").lower():
+                continue
+            if milestone is not None and not _in_milestone(issue, milestone):
                 continue
             if since and (issue.updated_at or issue.created_at) < since:
                 continue

@@ -143,6 +143,7 @@ class Issue:
     comments: int = 0
     locked: bool = False
     milestone: str | None = None
+    milestone_number: int | None = None  # the number GET .../issues?milestone=N matches
     created_at: datetime = field(default_factory=utcnow)
     updated_at: datetime | None = None
     closed_at: datetime | None = None
